@@ -1,0 +1,324 @@
+"""Count tables: the goods and bads (or totals) of one variable, bin by bin.
+
+Every figure riskmon reports is a function of such a table (see DESIGN.md). A *score table*
+has one row per distinct score value, sorted ascending by score (``values`` holds the
+scores); a *binned table* has one row per bin of a :class:`~riskmon.metrics.Binning`.
+A *labeled* table counts goods and bads; an *unlabeled* table only totals (a current population
+whose outcome is not known yet).
+
+Counts are kept twice: summed weights (``goods``, ``bads``, ``total``; equal to the counts when
+unweighted), which every figure uses, and row counts (``n_goods``, ``n_bads``, ``n_total``), which
+sample-size-dependent figures (p-values, critical values) use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from riskmon.errors import InvalidDataError
+from riskmon.metrics._binning import Binning
+from riskmon.metrics._validation import (
+    FloatArray,
+    IntArray,
+    check_labels,
+    check_same_length,
+    check_scores,
+    check_weights,
+)
+
+
+def _run_lengths(sorted_values: FloatArray) -> tuple[FloatArray, IntArray]:
+    """Distinct values of a sorted array and how often each occurs."""
+    if sorted_values.size == 0:
+        return sorted_values, np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, sorted_values[1:] != sorted_values[:-1]])
+    counts = np.diff(np.r_[starts, sorted_values.size]).astype(np.int64)
+    return sorted_values[starts], counts
+
+
+def _as_float(a: Any) -> FloatArray:
+    return np.ascontiguousarray(a, dtype=np.float64)
+
+
+def _as_int(a: Any) -> IntArray:
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class CountTable:
+    """Goods and bads (or totals) per bin of one variable.
+
+    Parameters
+    ----------
+    labels : tuple of str
+        One label per row (bin label, or the score value as text).
+    total, n_total : arrays
+        Summed weight and number of rows per bin.
+    bads, n_bads : arrays or None
+        Summed weight and number of rows of bads (label 1) per bin; None for unlabeled tables.
+    values : array or None
+        The score value of each row, strictly increasing, for score tables.
+    binning : Binning or None
+        The bin definition, for binned tables.
+
+    Examples
+    --------
+    >>> t = CountTable.from_scores([0, 0, 1, 1], [0.1, 0.4, 0.4, 0.8])
+    >>> t.values.tolist(), t.goods.tolist(), t.bads.tolist()
+    ([0.1, 0.4, 0.8], [1.0, 1.0, 0.0], [0.0, 1.0, 1.0])
+    """
+
+    labels: tuple[str, ...]
+    total: FloatArray
+    n_total: IntArray
+    bads: FloatArray | None = None
+    n_bads: IntArray | None = None
+    values: FloatArray | None = None
+    binning: Binning | None = None
+
+    def __post_init__(self) -> None:
+        k = len(self.labels)
+        for name in ("total", "n_total", "bads", "n_bads", "values"):
+            arr = getattr(self, name)
+            if arr is not None and np.shape(arr) != (k,):
+                raise InvalidDataError(f"Expected {name} of length {k}, got shape {np.shape(arr)}")
+        if (self.bads is None) != (self.n_bads is None):
+            raise InvalidDataError("Expected both bads and n_bads, or neither")
+        if (self.total < 0).any() or (self.bads is not None and (self.bads < 0).any()):
+            raise InvalidDataError("Expected non-negative counts in a count table")
+        if self.bads is not None and (self.bads > self.total * (1 + 1e-12) + 1e-12).any():
+            raise InvalidDataError("Expected bads <= total in every bin of a count table")
+        if self.values is not None and self.values.size > 1 and (np.diff(self.values) <= 0).any():
+            raise InvalidDataError("Expected strictly increasing score values in a score table")
+        if self.binning is not None and self.binning.n_bins != k:
+            raise InvalidDataError(
+                f"Expected {self.binning.n_bins} rows for the binning, got {k}"
+            )
+
+    # ----------------------------------------------------------------- properties
+    @property
+    def labeled(self) -> bool:
+        """Whether goods and bads are known (not just totals)."""
+        return self.bads is not None
+
+    @property
+    def goods(self) -> FloatArray:
+        """Summed weight of goods (label 0) per bin."""
+        return self.total - self._require_bads()
+
+    @property
+    def n_goods(self) -> IntArray:
+        """Number of good rows per bin."""
+        assert self.n_bads is not None, "unlabeled table"
+        return self.n_total - self.n_bads
+
+    def _require_bads(self) -> FloatArray:
+        if self.bads is None:
+            raise InvalidDataError("Expected a labeled count table (goods and bads), got totals only")
+        return self.bads
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    # ----------------------------------------------------------------- constructors
+    @classmethod
+    def from_scores(
+        cls, y_true: Any, y_score: Any, *, sample_weight: Any = None
+    ) -> CountTable:
+        """A labeled score table: one row per distinct score, ascending.
+
+        Costs one sort; unweighted data sorts only the score values (not an argsort).
+        """
+        y = check_labels(y_true)
+        s = check_scores(y_score)
+        check_same_length(y.shape[0], s.shape[0], "y_score")
+        w = check_weights(sample_weight, y.shape[0])
+        if w is None:
+            bad_values, n_bads_at = _run_lengths(np.sort(s[y]))
+            good_values, n_goods_at = _run_lengths(np.sort(s[~y]))
+            values = np.union1d(bad_values, good_values)
+            n_bads = np.zeros(values.size, dtype=np.int64)
+            n_goods = np.zeros(values.size, dtype=np.int64)
+            n_bads[np.searchsorted(values, bad_values)] = n_bads_at
+            n_goods[np.searchsorted(values, good_values)] = n_goods_at
+            n_total = n_bads + n_goods
+            return cls._make(values, n_total, n_bads, n_total.astype(np.float64),
+                             n_bads.astype(np.float64))
+        values, inverse = np.unique(s, return_inverse=True)
+        k = values.size
+        n_total = np.bincount(inverse, minlength=k)
+        n_bads = np.bincount(inverse[y], minlength=k)
+        total = np.bincount(inverse, weights=w, minlength=k)
+        bads = np.bincount(inverse[y], weights=w[y], minlength=k)
+        return cls._make(values, n_total, n_bads, total, bads)
+
+    @classmethod
+    def _make(
+        cls, values: Any, n_total: Any, n_bads: Any, total: Any, bads: Any
+    ) -> CountTable:
+        values = _as_float(values)
+        return cls(
+            labels=tuple(f"{v:.10g}" for v in values.tolist()),
+            total=_as_float(total),
+            n_total=_as_int(n_total),
+            bads=None if bads is None else _as_float(bads),
+            n_bads=None if n_bads is None else _as_int(n_bads),
+            values=values,
+        )
+
+    @classmethod
+    def from_values(cls, y_score: Any, *, sample_weight: Any = None) -> CountTable:
+        """An unlabeled score table: totals per distinct score, ascending."""
+        s = check_scores(y_score)
+        w = check_weights(sample_weight, s.shape[0])
+        values, inverse = np.unique(s, return_inverse=True)
+        n_total = np.bincount(inverse, minlength=values.size)
+        total = n_total if w is None else np.bincount(inverse, weights=w, minlength=values.size)
+        return cls._make(values, n_total, None, total, None)
+
+    @classmethod
+    def from_bins(
+        cls,
+        bin_index: Any,
+        binning: Binning,
+        y_true: Any = None,
+        *,
+        sample_weight: Any = None,
+    ) -> CountTable:
+        """A binned table from each row's bin index (see :meth:`Binning.assign`)."""
+        idx = np.asarray(bin_index, dtype=np.intp)
+        k = binning.n_bins
+        if idx.size and (idx.min() < 0 or idx.max() >= k):
+            raise InvalidDataError(f"Expected bin indices in [0, {k}), got {idx.min()}..{idx.max()}")
+        w = check_weights(sample_weight, idx.shape[0])
+        n_total = np.bincount(idx, minlength=k)
+        total = n_total.astype(np.float64) if w is None else np.bincount(idx, w, minlength=k)
+        bads = n_bads = None
+        if y_true is not None:
+            y = check_labels(y_true)
+            check_same_length(idx.shape[0], y.shape[0], "y_true")
+            n_bads = np.bincount(idx[y], minlength=k)
+            bads = n_bads.astype(np.float64) if w is None else np.bincount(idx[y], w[y], minlength=k)
+        return cls(
+            labels=binning.labels,
+            total=_as_float(total),
+            n_total=_as_int(n_total),
+            bads=None if bads is None else _as_float(bads),
+            n_bads=None if n_bads is None else _as_int(n_bads),
+            binning=binning,
+        )
+
+    @classmethod
+    def from_rows(
+        cls,
+        rows: Iterable[Sequence[Any]],
+        *,
+        binning: Binning | None = None,
+        labeled: bool = True,
+    ) -> CountTable:
+        """A table from the rows of a ``GROUP BY key, label`` query.
+
+        Each row is ``(key, label, row_count, weight_sum)``: ``key`` is a bin index when
+        ``binning`` is given, else a score value; ``label`` is 0 or 1 (ignored, and may be
+        None, when ``labeled`` is false); ``weight_sum`` may be None for unweighted data.
+        Several rows may share a key; they are added up.
+        """
+        keys: list[Any] = []
+        is_bad: list[bool] = []
+        counts: list[int] = []
+        weights: list[float] = []
+        for row in rows:
+            key, label, n, w = row
+            if labeled:
+                if label not in (0, 1) or isinstance(label, float) and not np.isfinite(label):
+                    raise InvalidDataError(f"Expected label values 0 and 1, got {label!r}")
+                is_bad.append(bool(label == 1))
+            keys.append(key)
+            counts.append(int(n))
+            weights.append(float(n) if w is None else float(w))
+        n_arr = np.asarray(counts, dtype=np.int64)
+        w_arr = check_weights(np.asarray(weights, dtype=np.float64), n_arr.size, name="weight_sum")
+        assert w_arr is not None
+        bad_mask = np.asarray(is_bad, dtype=bool) if labeled else None
+        if binning is not None:
+            idx = np.asarray(keys, dtype=np.intp)
+            k = binning.n_bins
+            if idx.size and (idx.min() < 0 or idx.max() >= k):
+                raise InvalidDataError(f"Expected bin indices in [0, {k}), got {sorted(set(keys))!r}")
+            inverse, values, labels = idx, None, binning.labels
+        else:
+            scores = check_scores(np.asarray(keys, dtype=object), name="score")
+            uniq, inverse = np.unique(scores, return_inverse=True)
+            k, values, labels = uniq.size, uniq, tuple(f"{v:.10g}" for v in uniq.tolist())
+        n_total = np.bincount(inverse, weights=n_arr, minlength=k)
+        total = np.bincount(inverse, weights=w_arr, minlength=k)
+        bads = n_bads = None
+        if bad_mask is not None:
+            n_bads = np.bincount(inverse[bad_mask], weights=n_arr[bad_mask], minlength=k)
+            bads = np.bincount(inverse[bad_mask], weights=w_arr[bad_mask], minlength=k)
+        return cls(
+            labels=labels,
+            total=_as_float(total),
+            n_total=_as_int(np.rint(n_total)),
+            bads=None if bads is None else _as_float(bads),
+            n_bads=None if n_bads is None else _as_int(np.rint(n_bads)),
+            values=values,
+            binning=binning,
+        )
+
+    # ----------------------------------------------------------------- operations
+    def oriented(self, *, higher_is_riskier: bool) -> CountTable:
+        """The rows in increasing order of risk.
+
+        When higher scores are safer the rows are reversed and ``values`` negated, so that
+        ``values`` still increase with risk; ``-values`` gives back the original scores.
+        """
+        if higher_is_riskier:
+            return self
+        rev = slice(None, None, -1)
+        return CountTable(
+            labels=self.labels[rev],
+            total=self.total[rev],
+            n_total=self.n_total[rev],
+            bads=None if self.bads is None else self.bads[rev],
+            n_bads=None if self.n_bads is None else self.n_bads[rev],
+            values=None if self.values is None else -self.values[rev],
+            binning=None,
+        )
+
+    def unlabeled(self) -> CountTable:
+        """The same table with totals only."""
+        return CountTable(self.labels, self.total, self.n_total, values=self.values,
+                          binning=self.binning)
+
+    def equals(self, other: CountTable, *, rtol: float = 0.0) -> bool:
+        """Same rows, same counts (weights compared to ``rtol``)."""
+        if self.labels != other.labels or self.labeled != other.labeled:
+            return False
+        pairs = [(self.n_total, other.n_total), (self.n_bads, other.n_bads)]
+        if not all(a is None and b is None or np.array_equal(a, b) for a, b in pairs):
+            return False
+        floats = [(self.total, other.total), (self.bads, other.bads), (self.values, other.values)]
+        return all(
+            (a is None and b is None)
+            or (a is not None and b is not None and np.allclose(a, b, rtol=rtol, atol=0))
+            for a, b in floats
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """The table as a DataFrame, one row per bin."""
+        data: dict[str, Any] = {"bin": list(self.labels)}
+        if self.values is not None:
+            data["score"] = self.values
+        data["n_total"] = self.n_total
+        data["total"] = self.total
+        if self.labeled:
+            data["n_bads"] = self.n_bads
+            data["bads"] = self.bads
+            data["goods"] = self.goods
+        return pd.DataFrame(data)

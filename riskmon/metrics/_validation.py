@@ -1,0 +1,116 @@
+"""Input checks shared by every metric: validate first, say what was expected and received."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from riskmon.errors import DegenerateDataWarning, InvalidDataError
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+#: how many offending values an error message quotes at most
+_MAX_QUOTED = 5
+
+
+def _name_of(values: Any, default: str) -> str:
+    """The pandas Series name when there is one, else the parameter name."""
+    name = getattr(values, "name", None)
+    return str(name) if isinstance(name, str) and name else default
+
+
+def _quote(values: npt.ArrayLike) -> str:
+    unique = list(dict.fromkeys(np.asarray(values).tolist()))
+    shown = ", ".join(repr(v) for v in unique[:_MAX_QUOTED])
+    more = f", ... ({len(unique) - _MAX_QUOTED} more)" if len(unique) > _MAX_QUOTED else ""
+    return f"[{shown}{more}]"
+
+
+def check_labels(y_true: Any, *, name: str = "y_true") -> npt.NDArray[np.bool_]:
+    """Labels as a boolean array (True = bad); raise unless every value is 0 or 1."""
+    name = _name_of(y_true, name)
+    arr = np.asarray(y_true)
+    if arr.ndim != 1:
+        raise InvalidDataError(f"Expected a 1-d array for {name!r}, got shape {arr.shape}")
+    if arr.dtype == np.bool_:
+        return arr
+    if arr.dtype.kind in "iu":
+        bad = arr[(arr != 0) & (arr != 1)]
+    elif arr.dtype.kind == "f":
+        bad = arr[~((arr == 0) | (arr == 1))]
+    else:
+        try:
+            numeric = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise InvalidDataError(
+                f"Expected label values 0 and 1 in {name!r}, got non-numeric values "
+                f"{_quote(arr[:50])}"
+            ) from None
+        return check_labels(numeric, name=name)
+    if bad.size:
+        raise InvalidDataError(f"Expected label values 0 and 1 in {name!r}, got {_quote(bad)}")
+    return arr == 1
+
+
+def check_scores(y_score: Any, *, name: str = "y_score") -> FloatArray:
+    """Scores as float64; raise on non-numeric, NaN or infinite values."""
+    name = _name_of(y_score, name)
+    arr = np.asarray(y_score)
+    if arr.ndim != 1:
+        raise InvalidDataError(f"Expected a 1-d array for {name!r}, got shape {arr.shape}")
+    if arr.dtype.kind not in "biuf":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise InvalidDataError(
+                f"Expected numeric scores in {name!r}, got dtype {arr.dtype} "
+                f"with values like {_quote(arr[:5])}"
+            ) from None
+    arr = arr.astype(np.float64, copy=False)
+    finite = np.isfinite(arr)
+    if not finite.all():
+        raise InvalidDataError(
+            f"Expected finite numeric scores in {name!r}, got {_quote(arr[~finite])} "
+            f"in {int((~finite).sum())} row(s)"
+        )
+    return arr
+
+
+def check_weights(sample_weight: Any, n: int, *, name: str = "sample_weight") -> FloatArray | None:
+    """Weights as float64 (None stays None: unweighted); raise on NaN, inf or negatives."""
+    if sample_weight is None:
+        return None
+    name = _name_of(sample_weight, name)
+    arr = check_scores(sample_weight, name=name)
+    check_same_length(n, arr.shape[0], name)
+    negative = arr < 0
+    if negative.any():
+        raise InvalidDataError(
+            f"Expected non-negative weights in {name!r}, got {_quote(arr[negative])}"
+        )
+    return arr
+
+
+def check_same_length(n: int, m: int, name: str) -> None:
+    """Raise unless an argument has the expected number of rows."""
+    if n != m:
+        raise InvalidDataError(f"Expected {n} rows in {name!r} to match y_true, got {m}")
+
+
+def check_fraction(value: float, name: str, *, closed: bool = False) -> float:
+    """Raise unless ``0 < value < 1`` (``0 <= value <= 1`` when closed)."""
+    ok = 0 <= value <= 1 if closed else 0 < value < 1
+    if not ok or not np.isfinite(value):
+        interval = "[0, 1]" if closed else "(0, 1)"
+        raise InvalidDataError(f"Expected {name} in {interval}, got {value!r}")
+    return float(value)
+
+
+def not_available(reason: str, *, stacklevel: int = 3) -> float:
+    """Warn that a figure is undefined on this data, and return NaN for it."""
+    warnings.warn(reason, DegenerateDataWarning, stacklevel=stacklevel)
+    return float("nan")
