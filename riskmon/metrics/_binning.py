@@ -7,6 +7,7 @@ definition into a ``CASE`` expression), so both sides always agree on which bin 
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -24,6 +25,43 @@ Kind = Literal["numeric", "categorical"]
 
 def _format_edge(value: float) -> str:
     return f"{value:.6g}"
+
+
+def numeric_values(values: Any) -> npt.NDArray[np.float64]:
+    """Values as float64 with missing values (None, NaN, NA) as NaN; raise on text."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "biuf":
+        as_float: npt.NDArray[np.float64] = np.asarray(values, dtype=np.float64)
+        return as_float
+    series = pd.Series(values)
+    x: npt.NDArray[np.float64] = pd.to_numeric(series, errors="coerce").to_numpy(
+        np.float64, na_value=np.nan
+    )
+    not_numeric = np.isnan(x) & ~series.isna().to_numpy()
+    if not_numeric.any():
+        bad = series[not_numeric].head(5).tolist()
+        raise InvalidDataError(f"Expected numeric values to bin, got {bad!r}")
+    return x
+
+
+def level_codes(values: Any) -> tuple[npt.NDArray[np.intp], list[str]]:
+    """Each value's index into a list of distinct level texts (``str(value)``); -1 if missing.
+
+    Fitting and assigning share this function, so both read a level the same way. Lists are
+    read as Python objects (``[1, None]`` gives level ``"1"``); numpy arrays and pandas
+    objects keep their dtype (a float column gives ``"1.0"``).
+    """
+    if isinstance(values, pd.Series) and isinstance(values.dtype, pd.CategoricalDtype):
+        values = values.array
+    if isinstance(values, pd.Categorical):
+        codes = np.asarray(values.codes, dtype=np.intp)
+        uniques: Any = values.categories
+    else:
+        if not isinstance(values, (pd.Series, pd.Index, np.ndarray)):
+            values = pd.Series(values, dtype=object)
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
+        codes = np.asarray(codes, dtype=np.intp)
+    texts = [str(v) for v in uniques]
+    return codes, texts
 
 
 @dataclass(frozen=True)
@@ -81,32 +119,54 @@ class Binning:
         """Human-readable bin labels, in bin order."""
         if self.kind == "numeric":
             bounds = ["-inf", *(_format_edge(e) for e in self.edges), "inf"]
-            value_bins = [f"({lo}, {hi}]" for lo, hi in zip(bounds[:-1], bounds[1:])]
+            value_bins = [f"({lo}, {hi}]" for lo, hi in itertools.pairwise(bounds)]
             value_bins[-1] = value_bins[-1][:-1] + ")"
             return (*value_bins, MISSING_LABEL)
         return (*("|".join(group) for group in self.levels), MISSING_LABEL, UNSEEN_LABEL)
 
+    @property
+    def n_value_bins(self) -> int:
+        """Number of bins that hold values (the missing and unseen bins excluded)."""
+        return self.n_bins - (1 if self.kind == "numeric" else 2)
+
     def assign(self, values: Any) -> npt.NDArray[np.intp]:
-        """The bin index of each value (missing values to the missing bin)."""
+        """The bin index of each value (missing values to the missing bin).
+
+        Numeric values go to the bin whose right-closed interval holds them; categorical values
+        are compared as text (``str(value)``), and a level not in ``levels`` goes to the unseen
+        bin.
+        """
         if self.kind == "numeric":
-            x = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(np.float64)
-            raw_missing = pd.isna(pd.Series(values)).to_numpy()
-            if (np.isnan(x) & ~raw_missing).any():
-                bad = pd.Series(values)[np.isnan(x) & ~raw_missing].head(5).tolist()
-                raise InvalidDataError(f"Expected numeric values to bin, got {bad!r}")
+            x = numeric_values(values)
             index = np.searchsorted(np.asarray(self.edges, dtype=np.float64), x, side="left")
             index[np.isnan(x)] = self.missing_index
-            return index.astype(np.intp)
-        series = pd.Series(values, dtype=object)
-        missing = series.isna().to_numpy()
+            return index.astype(np.intp, copy=False)
+        codes, texts = level_codes(values)
         lookup = {v: i for i, group in enumerate(self.levels) for v in group}
-        as_text = series.where(~missing, None).map(lambda v: None if v is None else str(v))
-        index = as_text.map(lookup).to_numpy(dtype=np.float64, na_value=np.nan)
         unseen = self.unseen_index
         assert unseen is not None
-        out = np.where(np.isnan(index), unseen, index).astype(np.intp)
-        out[missing] = self.missing_index
-        return out
+        # one lookup per distinct value, then a gather: cheap on millions of rows
+        per_code = np.array(
+            [lookup.get(t, unseen) for t in texts] + [self.missing_index], dtype=np.intp
+        )
+        return per_code[codes]
+
+    def describe(self) -> pd.DataFrame:
+        """One row per bin: ``bin`` (label), ``lower`` and ``upper`` (numeric bins, the
+        interval ``(lower, upper]``), ``levels`` (categorical bins, a tuple of level texts)."""
+        k = self.n_bins
+        lower = np.full(k, np.nan)
+        upper = np.full(k, np.nan)
+        levels: list[tuple[str, ...] | None] = [None] * k
+        if self.kind == "numeric":
+            bounds = np.r_[-np.inf, np.asarray(self.edges, dtype=np.float64), np.inf]
+            lower[: k - 1] = bounds[:-1]
+            upper[: k - 1] = bounds[1:]
+        else:
+            levels = [*self.levels, (), ()]
+        return pd.DataFrame(
+            {"bin": list(self.labels), "lower": lower, "upper": upper, "levels": levels}
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable form, as stored with a frozen baseline."""

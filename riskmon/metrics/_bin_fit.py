@@ -1,0 +1,232 @@
+"""Fitting a :class:`Binning` on a baseline sample.
+
+Numeric variables get equal-frequency (``"quantile"``, the default) or equal-width
+(``"uniform"``) bins, or explicit edges; categorical variables get one bin per level, with rare
+levels optionally grouped. The fitted binning is then frozen and applied unchanged to every
+later sample, so the figures of different months are comparable.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from riskmon.errors import InvalidDataError
+from riskmon.metrics._binning import Binning, Kind, level_codes, numeric_values
+from riskmon.metrics._validation import FloatArray, check_weights
+
+Method = Literal["quantile", "uniform"]
+
+#: number of value bins asked for when none is given (deciles, the industry habit)
+DEFAULT_N_BINS = 10
+
+_METHODS = ("quantile", "uniform")
+_KINDS = ("numeric", "categorical")
+
+
+def infer_kind(x: Any) -> Kind:
+    """``"numeric"`` for integer and float dtypes, ``"categorical"`` for anything else.
+
+    Only the dtype is read (lists through :class:`pandas.Series`, so ``[1.5, None]`` is
+    numeric); booleans are categorical. Pass ``kind=`` to the fitter to override.
+
+    Examples
+    --------
+    >>> infer_kind([1.5, None, 3.0]), infer_kind(["a", None]), infer_kind([True, False])
+    ('numeric', 'categorical', 'categorical')
+    """
+    dtype = x.dtype if isinstance(x, (pd.Series, pd.Index, np.ndarray)) else pd.Series(x).dtype
+    if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dtype):
+        return "categorical"
+    return "numeric" if pd.api.types.is_numeric_dtype(dtype) else "categorical"
+
+
+def fit_binning(
+    x: Any,
+    *,
+    kind: Kind | None = None,
+    method: Method = "quantile",
+    n_bins: int = DEFAULT_N_BINS,
+    edges: Any = None,
+    min_level_share: float | None = None,
+    sample_weight: Any = None,
+) -> Binning:
+    """Fit the bins of one variable on a baseline sample.
+
+    Parameters
+    ----------
+    x : array-like
+        Baseline values, numeric or categorical; missing values (None, NaN) are allowed and
+        always get their own bin.
+    kind : {"numeric", "categorical"}, optional
+        Inferred from the dtype when not given (:func:`infer_kind`).
+    method : {"quantile", "uniform"}
+        Numeric only. ``"quantile"``: equal-frequency bins whose edges are observed values,
+        the (weighted) lower empirical quantiles at j/n_bins, j = 1..n_bins-1 (numpy's
+        ``method="inverted_cdf"``); bins are right-closed, so a run of tied values is never
+        split, duplicate edges are dropped, and an edge at the largest value (which would leave
+        an empty top bin) is dropped too. Heavy ties therefore give *fewer* bins than asked:
+        compare ``binning.n_value_bins`` with ``n_bins``; the figures computed on raw values
+        report both. ``"uniform"``: n_bins equal-width bins between the smallest and largest
+        finite value (bins may be empty). Infinite values never set an edge; they fall in the
+        outer bins.
+    n_bins : int
+        Number of value bins asked for (numeric, not with ``edges``).
+    edges : sequence of float, optional
+        Explicit, strictly increasing, finite interior edges; bins ``(-inf, e0], (e0, e1], ...,
+        (e_last, inf)``. Overrides ``method`` and ``n_bins``.
+    min_level_share : float in (0, 1), optional
+        Categorical only: levels whose (weighted) share of the non-missing baseline is below
+        this are grouped into one bin, listed last. Default: every level its own bin. Levels
+        never seen at fit time go to the unseen bin, not to this group.
+    sample_weight : array-like, optional
+        Row weights for the quantiles and level shares.
+
+    Returns
+    -------
+    Binning
+
+    Examples
+    --------
+    >>> b = fit_binning([1, 2, 2, 2, 2, 3, 4, None], n_bins=4)
+    >>> b.edges, b.labels
+    ((2.0, 3.0), ('(-inf, 2]', '(2, 3]', '(3, inf)', 'missing'))
+    >>> fit_binning(["a", "b", "a", None]).labels
+    ('a', 'b', 'missing', 'unseen')
+    """
+    if kind is None:
+        kind = infer_kind(x)
+    elif kind not in _KINDS:
+        raise InvalidDataError(f"Expected kind 'numeric' or 'categorical', got {kind!r}")
+    if kind == "categorical":
+        if edges is not None:
+            raise InvalidDataError("Expected no edges for a categorical variable, got edges")
+        return _fit_levels(x, min_level_share=min_level_share, sample_weight=sample_weight)
+    if min_level_share is not None:
+        raise InvalidDataError("Expected min_level_share only for a categorical variable")
+    if edges is not None:
+        return Binning("numeric", edges=tuple(float(e) for e in np.asarray(edges).ravel()))
+    if method not in _METHODS:
+        raise InvalidDataError(f"Expected method 'quantile' or 'uniform', got {method!r}")
+    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+        raise InvalidDataError(f"Expected n_bins an integer >= 1, got {n_bins!r}")
+    values = numeric_values(x)
+    w = check_weights(sample_weight, values.shape[0])
+    finite = np.isfinite(values)
+    values = values[finite]
+    w = None if w is None else w[finite]
+    if method == "quantile":
+        cuts = quantile_edges(values, int(n_bins), sample_weight=w)
+    else:
+        cuts = _uniform_edges(values, int(n_bins))
+    return Binning("numeric", edges=tuple(cuts.tolist()))
+
+
+def quantile_edges(values: Any, n_bins: int, *, sample_weight: Any = None) -> FloatArray:
+    """Equal-frequency interior edges of finite values, at observed values, ties kept whole.
+
+    Edge j is the smallest value v with (weighted) F(v) >= j/n_bins, j = 1..n_bins-1 (the
+    ``inverted_cdf`` quantile); duplicates and an edge at the maximum are dropped.
+
+    Examples
+    --------
+    >>> quantile_edges([1.0, 2, 3, 4, 5, 6, 7, 8], 4).tolist()
+    [2.0, 4.0, 6.0]
+    >>> quantile_edges([0.0, 0, 0, 0, 0, 0, 1, 2], 4).tolist()
+    [0.0]
+    """
+    x = np.asarray(values, dtype=np.float64)
+    order = np.argsort(x, kind="stable")
+    x = x[order]
+    if x.size == 0:
+        return x
+    j = np.arange(1, n_bins, dtype=np.int64)
+    if sample_weight is None:
+        # integer arithmetic: the smallest k (1-based) with k * n_bins >= j * n
+        position = -(-j * x.size // n_bins) - 1
+    else:
+        w = np.asarray(sample_weight, dtype=np.float64)[order]
+        cumulative = np.cumsum(w)
+        if cumulative[-1] <= 0:
+            return np.zeros(0)
+        position = np.searchsorted(cumulative / cumulative[-1], j / n_bins, side="left")
+        position = np.minimum(position, x.size - 1)
+    cuts: FloatArray = np.unique(x[position])
+    below_max: FloatArray = cuts[cuts < x[-1]]
+    return below_max
+
+
+def _uniform_edges(x: FloatArray, n_bins: int) -> FloatArray:
+    if x.size == 0:
+        return np.zeros(0)
+    lo, hi = float(x.min()), float(x.max())
+    if lo == hi:
+        return np.zeros(0)
+    cuts = np.unique(lo + (hi - lo) * np.arange(1, n_bins) / n_bins)
+    return cuts[(cuts > lo) & (cuts < hi)]
+
+
+def _fit_levels(x: Any, *, min_level_share: float | None, sample_weight: Any) -> Binning:
+    codes, texts = level_codes(x)
+    w = check_weights(sample_weight, codes.shape[0])
+    seen = codes >= 0
+    per_code = np.bincount(
+        codes[seen], weights=None if w is None else w[seen], minlength=len(texts)
+    )
+    # distinct values can share a text (1 and "1"): add them up by text
+    weight_of = pd.Series(per_code, index=texts, dtype=np.float64).groupby(level=0).sum()
+    levels = sorted(weight_of.index)
+    if min_level_share is None:
+        return Binning("categorical", levels=tuple((level,) for level in levels))
+    if not 0 < min_level_share < 1:
+        raise InvalidDataError(f"Expected min_level_share in (0, 1), got {min_level_share!r}")
+    total = float(weight_of.sum())
+    rare = {lvl for lvl in levels if total > 0 and weight_of[lvl] / total < min_level_share}
+    groups = [(lvl,) for lvl in levels if lvl not in rare]
+    if rare:
+        groups.append(tuple(sorted(rare)))
+    return Binning("categorical", levels=tuple(groups))
+
+
+def resolve_binning(
+    x: Any,
+    binning: Binning | None,
+    *,
+    kind: Kind | None,
+    method: Method,
+    n_bins: int,
+    edges: Any,
+    min_level_share: float | None,
+    sample_weight: Any,
+) -> tuple[Binning, int | None, tuple[str, ...]]:
+    """The binning to use on raw values: ``binning`` when given, else one fitted on ``x``.
+
+    Also returns the number of value bins asked for (None when nothing was asked: a given
+    binning, explicit edges, or levels) and a note when fewer bins were fitted than asked.
+    """
+    if binning is not None:
+        if edges is not None:
+            raise InvalidDataError("Expected either binning or edges, got both")
+        if not isinstance(binning, Binning):
+            raise InvalidDataError(f"Expected a Binning, got {type(binning).__name__}")
+        return binning, None, ()
+    fitted = fit_binning(
+        x,
+        kind=kind,
+        method=method,
+        n_bins=n_bins,
+        edges=edges,
+        min_level_share=min_level_share,
+        sample_weight=sample_weight,
+    )
+    if fitted.kind == "categorical" or edges is not None:
+        return fitted, None, ()
+    notes: tuple[str, ...] = ()
+    if fitted.n_value_bins < n_bins:
+        notes = (
+            f"{n_bins} {method} bins asked for, {fitted.n_value_bins} fitted: tied or "
+            f"constant values are never split",
+        )
+    return fitted, int(n_bins), notes
