@@ -41,6 +41,12 @@ def _run_lengths(sorted_values: FloatArray) -> tuple[FloatArray, IntArray]:
     return sorted_values[starts], counts
 
 
+def _same_floats(a: FloatArray | None, b: FloatArray | None, rtol: float) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=rtol, atol=0))
+
+
 def _as_float(a: Any) -> FloatArray:
     return np.ascontiguousarray(a, dtype=np.float64)
 
@@ -96,9 +102,7 @@ class CountTable:
         if self.values is not None and self.values.size > 1 and (np.diff(self.values) <= 0).any():
             raise InvalidDataError("Expected strictly increasing score values in a score table")
         if self.binning is not None and self.binning.n_bins != k:
-            raise InvalidDataError(
-                f"Expected {self.binning.n_bins} rows for the binning, got {k}"
-            )
+            raise InvalidDataError(f"Expected {self.binning.n_bins} rows for the binning, got {k}")
 
     # ----------------------------------------------------------------- properties
     @property
@@ -119,7 +123,9 @@ class CountTable:
 
     def _require_bads(self) -> FloatArray:
         if self.bads is None:
-            raise InvalidDataError("Expected a labeled count table (goods and bads), got totals only")
+            raise InvalidDataError(
+                "Expected a labeled count table (goods and bads), got totals only"
+            )
         return self.bads
 
     def __len__(self) -> int:
@@ -127,9 +133,7 @@ class CountTable:
 
     # ----------------------------------------------------------------- constructors
     @classmethod
-    def from_scores(
-        cls, y_true: Any, y_score: Any, *, sample_weight: Any = None
-    ) -> CountTable:
+    def from_scores(cls, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> CountTable:
         """A labeled score table: one row per distinct score, ascending.
 
         Costs one sort; unweighted data sorts only the score values (not an argsort).
@@ -147,8 +151,9 @@ class CountTable:
             n_bads[np.searchsorted(values, bad_values)] = n_bads_at
             n_goods[np.searchsorted(values, good_values)] = n_goods_at
             n_total = n_bads + n_goods
-            return cls._make(values, n_total, n_bads, n_total.astype(np.float64),
-                             n_bads.astype(np.float64))
+            return cls._make(
+                values, n_total, n_bads, n_total.astype(np.float64), n_bads.astype(np.float64)
+            )
         values, inverse = np.unique(s, return_inverse=True)
         k = values.size
         n_total = np.bincount(inverse, minlength=k)
@@ -158,9 +163,7 @@ class CountTable:
         return cls._make(values, n_total, n_bads, total, bads)
 
     @classmethod
-    def _make(
-        cls, values: Any, n_total: Any, n_bads: Any, total: Any, bads: Any
-    ) -> CountTable:
+    def _make(cls, values: Any, n_total: Any, n_bads: Any, total: Any, bads: Any) -> CountTable:
         values = _as_float(values)
         return cls(
             labels=tuple(f"{v:.10g}" for v in values.tolist()),
@@ -194,7 +197,9 @@ class CountTable:
         idx = np.asarray(bin_index, dtype=np.intp)
         k = binning.n_bins
         if idx.size and (idx.min() < 0 or idx.max() >= k):
-            raise InvalidDataError(f"Expected bin indices in [0, {k}), got {idx.min()}..{idx.max()}")
+            raise InvalidDataError(
+                f"Expected bin indices in [0, {k}), got {idx.min()}..{idx.max()}"
+            )
         w = check_weights(sample_weight, idx.shape[0])
         n_total = np.bincount(idx, minlength=k)
         total = n_total.astype(np.float64) if w is None else np.bincount(idx, w, minlength=k)
@@ -203,7 +208,9 @@ class CountTable:
             y = check_labels(y_true)
             check_same_length(idx.shape[0], y.shape[0], "y_true")
             n_bads = np.bincount(idx[y], minlength=k)
-            bads = n_bads.astype(np.float64) if w is None else np.bincount(idx[y], w[y], minlength=k)
+            bads = (
+                n_bads.astype(np.float64) if w is None else np.bincount(idx[y], w[y], minlength=k)
+            )
         return cls(
             labels=binning.labels,
             total=_as_float(total),
@@ -235,7 +242,7 @@ class CountTable:
         for row in rows:
             key, label, n, w = row
             if labeled:
-                if label not in (0, 1) or isinstance(label, float) and not np.isfinite(label):
+                if label not in (0, 1) or (isinstance(label, float) and not np.isfinite(label)):
                     raise InvalidDataError(f"Expected label values 0 and 1, got {label!r}")
                 is_bad.append(bool(label == 1))
             keys.append(key)
@@ -249,7 +256,9 @@ class CountTable:
             idx = np.asarray(keys, dtype=np.intp)
             k = binning.n_bins
             if idx.size and (idx.min() < 0 or idx.max() >= k):
-                raise InvalidDataError(f"Expected bin indices in [0, {k}), got {sorted(set(keys))!r}")
+                raise InvalidDataError(
+                    f"Expected bin indices in [0, {k}), got {sorted(set(keys))!r}"
+                )
             inverse, values, labels = idx, None, binning.labels
         else:
             scores = check_scores(np.asarray(keys, dtype=object), name="score")
@@ -293,22 +302,19 @@ class CountTable:
 
     def unlabeled(self) -> CountTable:
         """The same table with totals only."""
-        return CountTable(self.labels, self.total, self.n_total, values=self.values,
-                          binning=self.binning)
+        return CountTable(
+            self.labels, self.total, self.n_total, values=self.values, binning=self.binning
+        )
 
     def equals(self, other: CountTable, *, rtol: float = 0.0) -> bool:
         """Same rows, same counts (weights compared to ``rtol``)."""
         if self.labels != other.labels or self.labeled != other.labeled:
             return False
-        pairs = [(self.n_total, other.n_total), (self.n_bads, other.n_bads)]
-        if not all(a is None and b is None or np.array_equal(a, b) for a, b in pairs):
-            return False
-        floats = [(self.total, other.total), (self.bads, other.bads), (self.values, other.values)]
-        return all(
-            (a is None and b is None)
-            or (a is not None and b is not None and np.allclose(a, b, rtol=rtol, atol=0))
-            for a, b in floats
+        same_rows = np.array_equal(self.n_total, other.n_total) and (
+            self.n_bads is None or np.array_equal(self.n_bads, np.asarray(other.n_bads))
         )
+        floats = [(self.total, other.total), (self.bads, other.bads), (self.values, other.values)]
+        return same_rows and all(_same_floats(a, b, rtol) for a, b in floats)
 
     def to_frame(self) -> pd.DataFrame:
         """The table as a DataFrame, one row per bin."""

@@ -53,7 +53,7 @@ def check_labels(y_true: Any, *, name: str = "y_true") -> npt.NDArray[np.bool_]:
         return check_labels(numeric, name=name)
     if bad.size:
         raise InvalidDataError(f"Expected label values 0 and 1 in {name!r}, got {_quote(bad)}")
-    return arr == 1
+    return np.asarray(arr == 1, dtype=np.bool_)
 
 
 def check_scores(y_score: Any, *, name: str = "y_score") -> FloatArray:

@@ -1,0 +1,1 @@
+"""Alembic environment and versions of the riskmon metric store (shipped as riskmon.migrations)."""

@@ -1,0 +1,383 @@
+"""The deployment's configuration: one YAML file, validated into one typed model.
+
+:func:`load_config` is the only place YAML is parsed. ``${VAR}`` (or ``${VAR:-default}``) in any
+string is replaced by the environment variable before validation, so secrets stay out of the
+file. Every problem becomes a :class:`~riskmon.errors.ConfigError` naming the file, the key path
+(``models[1].source.url``) and what was expected; passwords are masked in every message.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from riskmon.errors import ConfigError
+from riskmon.redact import mask_url
+
+#: where the configuration is looked for when neither --config nor RISKMON_CONFIG is given
+DEFAULT_CONFIG_PATH = Path("riskmon.yaml")
+CONFIG_ENV_VAR = "RISKMON_CONFIG"
+DEFAULT_STORE_URL = "sqlite:///riskmon.db"
+
+_ENV_REFERENCE = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}")
+_PERIOD = re.compile(r"^\s*(?P<count>\d+)\s*(?P<unit>day|week|month|year)s?\s*$", re.IGNORECASE)
+_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
+
+
+def _database_url(value: str) -> str:
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        make_url(value)
+    except (ArgumentError, ValueError):
+        raise ValueError(
+            f"expected a SQLAlchemy database URL such as "
+            f"'postgresql+psycopg://user@host/db', got {mask_url(value)!r}"
+        ) from None
+    return value
+
+
+def _cron(value: str) -> str:
+    from apscheduler.triggers.cron import CronTrigger
+
+    try:
+        CronTrigger.from_crontab(value)
+    except ValueError as exc:
+        raise ValueError(
+            f"expected a 5-field cron expression like '0 2 * * *', got {value!r} ({exc})"
+        ) from None
+    return value
+
+
+DatabaseURL = Annotated[str, AfterValidator(_database_url)]
+CronExpression = Annotated[str, AfterValidator(_cron)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Period(_Strict):
+    """A calendar length such as ``1 month`` or ``12 months`` (days, weeks, months, years)."""
+
+    count: int = Field(gt=0)
+    unit: Literal["day", "week", "month", "year"]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _parse(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            match = _PERIOD.match(value)
+            if not match:
+                raise ValueError(
+                    f"expected a period like '1 month', '12 months', '4 weeks' or '30 days', "
+                    f"got {value!r}"
+                )
+            return {"count": int(match["count"]), "unit": match["unit"].lower()}
+        return value
+
+    def __str__(self) -> str:
+        return f"{self.count} {self.unit}{'s' if self.count != 1 else ''}"
+
+
+class StoreConfig(_Strict):
+    """Where riskmon keeps its history, and where it writes reports."""
+
+    url: DatabaseURL = DEFAULT_STORE_URL
+    reports_dir: Path = Path("reports")
+
+
+class SourceConfig(_Strict):
+    """Where a model's scored loans are read from: a table, or a read-only query."""
+
+    url: DatabaseURL
+    table: str | None = None
+    schema_: str | None = Field(default=None, alias="schema")
+    query: str | None = None
+    statement_timeout_seconds: float = Field(default=600.0, gt=0)
+
+    @model_validator(mode="after")
+    def _table_or_query(self) -> SourceConfig:
+        if (self.table is None) == (self.query is None):
+            raise ValueError("expected exactly one of 'table' or 'query'")
+        if self.query is not None and self.schema_ is not None:
+            raise ValueError("'schema' goes with 'table', not with 'query'")
+        return self
+
+
+class ColumnMap(_Strict):
+    """Which source column holds what."""
+
+    id: str
+    score_date: str
+    score: str
+    label: str
+    weight: str | None = None
+    segments: list[str] = Field(default_factory=list)
+
+
+class Characteristic(_Strict):
+    """One model input monitored for stability (CSI) and strength (WOE/IV)."""
+
+    name: str
+    kind: Literal["numeric", "categorical"]
+    column: str | None = None
+
+    @property
+    def source_column(self) -> str:
+        return self.column or self.name
+
+
+class Window(_Strict):
+    """An inclusive range of score dates."""
+
+    start: dt.date
+    end: dt.date
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Window:
+        if self.end < self.start:
+            raise ValueError(f"expected end >= start, got start {self.start} and end {self.end}")
+        return self
+
+
+class Bins(_Strict):
+    """How many bins the baseline is cut into."""
+
+    score: int = Field(default=10, ge=2, le=1000)
+    characteristics: int = Field(default=10, ge=2, le=1000)
+
+
+class Band(_Strict):
+    """Amber and red levels of an index where higher is worse (PSI, CSI)."""
+
+    amber: float = Field(default=0.10, ge=0)
+    red: float = Field(default=0.25, ge=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Band:
+        if self.red < self.amber:
+            raise ValueError(f"expected amber <= red, got amber {self.amber} and red {self.red}")
+        return self
+
+
+class Thresholds(_Strict):
+    """Alert thresholds; the defaults are the industry's usual bands."""
+
+    ks: tuple[float, float] = (0.20, 0.75)
+    psi: Band = Band()
+    csi: Band = Band()
+
+    @field_validator("ks")
+    @classmethod
+    def _ks_band(cls, value: tuple[float, float]) -> tuple[float, float]:
+        low, high = value
+        if not 0 <= low < high <= 1:
+            raise ValueError(f"expected [low, high] with 0 <= low < high <= 1, got {list(value)}")
+        return value
+
+
+class NotifyChannel(_Strict):
+    """One notification target: a webhook URL or an e-mail address."""
+
+    webhook: str | None = None
+    email: str | None = None
+    notify_on: Literal["change", "amber", "red", "always"] = "change"
+
+    @model_validator(mode="after")
+    def _one_target(self) -> NotifyChannel:
+        if (self.webhook is None) == (self.email is None):
+            raise ValueError("expected exactly one of 'webhook' or 'email'")
+        if self.webhook is not None and not re.match(r"^https?://", self.webhook):
+            raise ValueError(f"expected an http(s) webhook URL, got {mask_url(self.webhook)!r}")
+        if self.email is not None and "@" not in self.email:
+            raise ValueError(f"expected an e-mail address, got {self.email!r}")
+        return self
+
+
+class ModelConfig(_Strict):
+    """One monitored model."""
+
+    name: str
+    source: SourceConfig
+    columns: ColumnMap
+    score_direction: Literal["higher_is_riskier", "higher_is_safer"]
+    characteristics: list[Characteristic] = Field(default_factory=list)
+    baseline: Window
+    stability_window: Period = Period(count=1, unit="month")
+    performance_window: Period = Period(count=12, unit="month")
+    bins: Bins = Bins()
+    thresholds: Thresholds = Thresholds()
+    schedule: CronExpression | None = None
+    notify: list[NotifyChannel] = Field(default_factory=list)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _NAME.match(value):
+            raise ValueError(f"expected letters, digits, '_', '.' or '-', got {value!r}")
+        return value
+
+    @field_validator("characteristics")
+    @classmethod
+    def _unique_characteristics(cls, value: list[Characteristic]) -> list[Characteristic]:
+        names = [c.name for c in value]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"expected unique characteristic names, got {duplicates} twice")
+        return value
+
+    @property
+    def higher_is_riskier(self) -> bool:
+        return self.score_direction == "higher_is_riskier"
+
+
+class RiskmonConfig(_Strict):
+    """The whole deployment."""
+
+    store: StoreConfig = StoreConfig()
+    models: list[ModelConfig] = Field(default_factory=list)
+
+    @field_validator("models")
+    @classmethod
+    def _unique_models(cls, value: list[ModelConfig]) -> list[ModelConfig]:
+        names = [m.name for m in value]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"expected unique model names, got {duplicates} twice")
+        return value
+
+    def model(self, name: str) -> ModelConfig:
+        """The model called ``name``; a ConfigError listing the known names otherwise."""
+        for model in self.models:
+            if model.name == name:
+                return model
+        known = ", ".join(m.name for m in self.models) or "none"
+        raise ConfigError(f"no model named {name!r} in the configuration (known: {known})")
+
+    def fingerprint(self) -> str:
+        """A hash of the validated configuration, stored with every run."""
+        payload = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def model_fingerprint(model: ModelConfig) -> str:
+    """A hash of one model's validated configuration."""
+    payload = json.dumps(model.model_dump(mode="json", by_alias=True), sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def key_path(location: tuple[int | str, ...]) -> str:
+    """``('models', 1, 'source', 'url')`` as ``models[1].source.url``."""
+    out = ""
+    for part in location:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _interpolate(node: Any, location: tuple[int | str, ...], env: Mapping[str, str]) -> Any:
+    if isinstance(node, dict):
+        return {k: _interpolate(v, (*location, str(k)), env) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_interpolate(v, (*location, i), env) for i, v in enumerate(node)]
+    if not isinstance(node, str):
+        return node
+
+    def substitute(match: re.Match[str]) -> str:
+        name, default = match["name"], match["default"]
+        if name in env:
+            return env[name]
+        if default is not None:
+            return default
+        raise ConfigError(
+            f"environment variable {name} is not set (referenced as ${{{name}}})",
+            key=key_path(location),
+        )
+
+    return _ENV_REFERENCE.sub(substitute, node)
+
+
+def _describe(error: Mapping[str, Any]) -> str:
+    kind = error["type"]
+    if kind == "missing":
+        return "required key is missing"
+    if kind == "extra_forbidden":
+        return "unknown key"
+    message = str(error["msg"])
+    return message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+
+
+def resolve_config_path(explicit: str | os.PathLike[str] | None) -> Path:
+    """The config file: ``--config``, else ``$RISKMON_CONFIG``, else ``./riskmon.yaml``."""
+    if explicit is not None:
+        return Path(explicit)
+    from_env = os.environ.get(CONFIG_ENV_VAR)
+    return Path(from_env) if from_env else DEFAULT_CONFIG_PATH
+
+
+def parse_config(data: Any, *, source: str, env: Mapping[str, str] | None = None) -> RiskmonConfig:
+    """Validate already-parsed YAML data; ``source`` names it in errors."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"expected a mapping at the top level, got {type(data).__name__}", path=source
+        )
+    try:
+        data = _interpolate(data, (), os.environ if env is None else env)
+        return RiskmonConfig.model_validate(data)
+    except ConfigError as exc:
+        raise ConfigError(exc.detail, path=source, key=exc.key) from None
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_input=False)
+        lines = [f"{source}: {key_path(e['loc']) or '(top level)'}: {_describe(e)}" for e in errors]
+        first = errors[0]
+        error = ConfigError(_describe(first), path=source, key=key_path(first["loc"]))
+        error.args = ("\n".join(lines),)
+        raise error from None
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> RiskmonConfig:
+    """Read, interpolate and validate the configuration file (see :func:`resolve_config_path`)."""
+    resolved = resolve_config_path(path)
+    try:
+        text = resolved.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        hint = "" if path is not None else " (give --config PATH or set RISKMON_CONFIG)"
+        raise ConfigError(f"configuration file not found{hint}", path=str(resolved)) from None
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read the configuration file: {exc.strerror}", path=str(resolved)
+        ) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"invalid YAML{where}: {problem}", path=str(resolved)) from None
+    return parse_config(data, source=str(resolved))

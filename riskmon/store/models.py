@@ -1,0 +1,241 @@
+"""Tables of the metric store (SQLAlchemy 2.x declarative); Alembic migrates them.
+
+Only :mod:`riskmon.store.repository` reads and writes these tables. Conventions:
+
+- ``variable`` is ``"score"`` for the model's score, else a characteristic's name;
+- ``segment`` is ``""`` for the whole population, else ``"column=value"``;
+- ``population`` is ``current`` (the stability window), ``performance`` (the matured cohort)
+  or ``baseline``;
+- times are UTC; floats are double precision on every database.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    CheckConstraint,
+    Date,
+    DateTime,
+    Double,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+RUN_STATUSES = ("running", "succeeded", "failed")
+ALERT_STATUSES = ("GREEN", "AMBER", "RED", "NOT_EVALUABLE")
+NOTIFY_STATES = ("pending", "sent", "failed", "not_needed")
+POPULATIONS = ("current", "performance", "baseline")
+
+NAME_LENGTH = 200
+SHORT = 32
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {  # noqa: RUF012 - SQLAlchemy reads this class attribute
+        dt.datetime: DateTime(timezone=True),
+        float: Double(),
+        dict[str, Any]: JSON(),
+    }
+
+
+class Model(Base):
+    """A monitored model, by name."""
+
+    __tablename__ = "models"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(NAME_LENGTH), unique=True)
+    score_direction: Mapped[str] = mapped_column(String(SHORT))
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+
+class Baseline(Base):
+    """A frozen version of a model's development sample: bins and distributions."""
+
+    __tablename__ = "baselines"
+    __table_args__ = (UniqueConstraint("model_id", "version"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"))
+    version: Mapped[int] = mapped_column(Integer)
+    window_start: Mapped[dt.date] = mapped_column(Date)
+    window_end: Mapped[dt.date] = mapped_column(Date)
+    frozen_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    config_hash: Mapped[str] = mapped_column(String(64))
+    n_rows: Mapped[int] = mapped_column(Integer)
+    n_bads: Mapped[int | None] = mapped_column(Integer)
+    riskmon_version: Mapped[str] = mapped_column(String(SHORT))
+
+
+class BaselineVariable(Base):
+    """The frozen binning of one variable (the score or a characteristic) in a baseline."""
+
+    __tablename__ = "baseline_variables"
+    __table_args__ = (UniqueConstraint("baseline_id", "variable"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    baseline_id: Mapped[int] = mapped_column(ForeignKey("baselines.id", ondelete="CASCADE"))
+    variable: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    kind: Mapped[str] = mapped_column(String(SHORT))
+    binning: Mapped[dict[str, Any]] = mapped_column()
+    params: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class BaselineBin(Base):
+    """The baseline's counts in one bin of one variable."""
+
+    __tablename__ = "baseline_bins"
+    __table_args__ = (UniqueConstraint("variable_id", "bin_index"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    variable_id: Mapped[int] = mapped_column(
+        ForeignKey("baseline_variables.id", ondelete="CASCADE")
+    )
+    bin_index: Mapped[int] = mapped_column(Integer)
+    label: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    n_total: Mapped[int] = mapped_column(Integer)
+    total: Mapped[float] = mapped_column()
+    n_bads: Mapped[int | None] = mapped_column(Integer)
+    bads: Mapped[float | None] = mapped_column()
+    share: Mapped[float] = mapped_column()
+
+
+class BaselineFigure(Base):
+    """A headline figure of the baseline sample (KS, AUC, Gini, IV per characteristic)."""
+
+    __tablename__ = "baseline_figures"
+    __table_args__ = (UniqueConstraint("baseline_id", "name", "variable", "segment"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    baseline_id: Mapped[int] = mapped_column(ForeignKey("baselines.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(SHORT * 2))
+    variable: Mapped[str] = mapped_column(String(NAME_LENGTH), default="")
+    segment: Mapped[str] = mapped_column(String(NAME_LENGTH), default="")
+    value: Mapped[float | None] = mapped_column()
+    reason: Mapped[str | None] = mapped_column(Text)
+    params: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class Run(Base):
+    """One monitoring run of a model as of a date; at most one per (model, as-of date)."""
+
+    __tablename__ = "runs"
+    __table_args__ = (
+        UniqueConstraint("model_id", "as_of"),
+        CheckConstraint(_in("status", RUN_STATUSES), name="status"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"))
+    as_of: Mapped[dt.date] = mapped_column(Date)
+    status: Mapped[str] = mapped_column(String(SHORT))
+    started_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    finished_at: Mapped[dt.datetime | None] = mapped_column()
+    heartbeat_at: Mapped[dt.datetime | None] = mapped_column()
+    owner: Mapped[str | None] = mapped_column(String(NAME_LENGTH))
+    baseline_id: Mapped[int | None] = mapped_column(ForeignKey("baselines.id"))
+    n_current: Mapped[int | None] = mapped_column(Integer)
+    n_matured: Mapped[int | None] = mapped_column(Integer)
+    n_unmatured: Mapped[int | None] = mapped_column(Integer)
+    error: Mapped[str | None] = mapped_column(Text)
+    riskmon_version: Mapped[str] = mapped_column(String(SHORT))
+    config_hash: Mapped[str] = mapped_column(String(64))
+
+
+class Figure(Base):
+    """One figure of a run, with the parameters that produced it."""
+
+    __tablename__ = "figures"
+    __table_args__ = (
+        UniqueConstraint("run_id", "name", "variable", "segment", "population"),
+        CheckConstraint(_in("population", POPULATIONS), name="population"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(SHORT * 2))
+    variable: Mapped[str] = mapped_column(String(NAME_LENGTH), default="")
+    segment: Mapped[str] = mapped_column(String(NAME_LENGTH), default="")
+    population: Mapped[str] = mapped_column(String(SHORT))
+    value: Mapped[float | None] = mapped_column()
+    reason: Mapped[str | None] = mapped_column(Text)
+    params: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class BinStat(Base):
+    """One bin of one variable in a run: counts, shares, WOE and PSI contribution."""
+
+    __tablename__ = "bin_stats"
+    __table_args__ = (
+        UniqueConstraint("run_id", "variable", "segment", "population", "bin_index"),
+        CheckConstraint(_in("population", POPULATIONS), name="population"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    variable: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    segment: Mapped[str] = mapped_column(String(NAME_LENGTH), default="")
+    population: Mapped[str] = mapped_column(String(SHORT))
+    bin_index: Mapped[int] = mapped_column(Integer)
+    label: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    lower: Mapped[float | None] = mapped_column()
+    upper: Mapped[float | None] = mapped_column()
+    n_total: Mapped[int] = mapped_column(Integer)
+    total: Mapped[float] = mapped_column()
+    n_bads: Mapped[int | None] = mapped_column(Integer)
+    bads: Mapped[float | None] = mapped_column()
+    expected_share: Mapped[float | None] = mapped_column()
+    actual_share: Mapped[float | None] = mapped_column()
+    woe: Mapped[float | None] = mapped_column()
+    contribution: Mapped[float | None] = mapped_column()
+    smoothed: Mapped[bool] = mapped_column(default=False)
+
+
+class Alert(Base):
+    """The outcome of one alert rule in a run, and whether it has been notified."""
+
+    __tablename__ = "alerts"
+    __table_args__ = (
+        UniqueConstraint("run_id", "rule", "variable", "segment"),
+        CheckConstraint(_in("status", ALERT_STATUSES), name="status"),
+        CheckConstraint(_in("notify_state", NOTIFY_STATES), name="notify_state"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    rule: Mapped[str] = mapped_column(String(SHORT * 2))
+    variable: Mapped[str] = mapped_column(String(NAME_LENGTH), default="")
+    segment: Mapped[str] = mapped_column(String(NAME_LENGTH), default="")
+    status: Mapped[str] = mapped_column(String(SHORT))
+    value: Mapped[float | None] = mapped_column()
+    thresholds: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    message: Mapped[str] = mapped_column(Text, default="")
+    notify_state: Mapped[str] = mapped_column(String(SHORT), default="pending")
+    notify_attempts: Mapped[int] = mapped_column(Integer, default=0)
+    notify_error: Mapped[str | None] = mapped_column(Text)
+    notified_at: Mapped[dt.datetime | None] = mapped_column()

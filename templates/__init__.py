@@ -1,0 +1,1 @@
+"""Jinja2 templates of the riskmon reports (shipped as riskmon.templates)."""

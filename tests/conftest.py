@@ -1,0 +1,67 @@
+"""Shared fixtures: throw-away metric stores on SQLite and, when configured, PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.engine import make_url
+
+from riskmon.store import MetricStore
+from riskmon.store.engine import store_engine
+from riskmon.store.migrate import upgrade
+
+#: the PostgreSQL server tests may create throw-away databases on (set by .ci/run)
+POSTGRES_ENV = "RISKMON_TEST_POSTGRES_URL"
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'store.db'}"
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh, empty PostgreSQL database, dropped afterwards."""
+    server = os.environ.get(POSTGRES_ENV)
+    if not server:
+        pytest.skip(
+            f"PostgreSQL tests need {POSTGRES_ENV} (e.g. postgresql+psycopg://postgres@127.0.0.1/postgres)"
+        )
+    name = f"riskmon_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(server).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def store_url(request: pytest.FixtureRequest) -> str:
+    """An empty database on each supported store backend."""
+    fixture = "sqlite_url" if request.param == "sqlite" else "postgres_url"
+    return str(request.getfixturevalue(fixture))
+
+
+@pytest.fixture
+def engine(store_url: str) -> Iterator[Engine]:
+    """An engine on an empty store database, disposed afterwards."""
+    created = store_engine(store_url)
+    yield created
+    created.dispose()
+
+
+@pytest.fixture
+def store(engine: Engine) -> MetricStore:
+    """A freshly migrated metric store."""
+    upgrade(engine)
+    return MetricStore(engine)

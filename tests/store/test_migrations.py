@@ -1,0 +1,54 @@
+"""The Alembic migrations create exactly the models' schema, and undo it."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import Engine, inspect
+
+from riskmon.errors import StoreError
+from riskmon.store.migrate import (
+    check_models,
+    check_schema,
+    current_revision,
+    downgrade,
+    head_revision,
+    upgrade,
+)
+from riskmon.store.models import Base
+
+EXPECTED_TABLES = set(Base.metadata.tables)
+
+
+def _tables(engine: Engine) -> set[str]:
+    return set(inspect(engine).get_table_names()) - {"alembic_version"}
+
+
+def test_upgrade_creates_the_full_schema_and_alembic_check_passes(engine: Engine) -> None:
+    assert current_revision(engine) is None
+    upgrade(engine)
+    assert current_revision(engine) == head_revision()
+    assert _tables(engine) == EXPECTED_TABLES
+    assert {"models", "baselines", "runs", "figures", "bin_stats", "alerts"} <= _tables(engine)
+    check_models(engine)  # raises when models and migrations disagree
+    check_schema(engine)
+
+
+def test_downgrade_to_base_and_upgrade_again(engine: Engine) -> None:
+    upgrade(engine)
+    downgrade(engine, "base")
+    assert _tables(engine) == set()
+    assert current_revision(engine) is None
+    upgrade(engine)
+    assert _tables(engine) == EXPECTED_TABLES
+    check_models(engine)
+
+
+def test_unmigrated_store_is_refused_with_the_command_to_run(engine: Engine) -> None:
+    with pytest.raises(StoreError, match=r"is empty, riskmon needs revision .*riskmon db upgrade"):
+        check_schema(engine)
+
+
+def test_runs_are_unique_per_model_and_date_in_the_schema(engine: Engine) -> None:
+    upgrade(engine)
+    constraints = inspect(engine).get_unique_constraints("runs")
+    assert any(sorted(c["column_names"]) == ["as_of", "model_id"] for c in constraints)
