@@ -452,5 +452,6 @@ def characteristic_stability_table(
             "notes",
         ],
     )
+    table["n_bins_requested"] = table["n_bins_requested"].astype("Int64")
     table = table.sort_values("csi", ascending=False, na_position="last", kind="stable")
     return table.reset_index(drop=True)
