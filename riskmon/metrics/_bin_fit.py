@@ -138,15 +138,16 @@ def quantile_edges(values: Any, n_bins: int, *, sample_weight: Any = None) -> Fl
     [0.0]
     """
     x = np.asarray(values, dtype=np.float64)
-    order = np.argsort(x, kind="stable")
-    x = x[order]
     if x.size == 0:
         return x
     j = np.arange(1, n_bins, dtype=np.int64)
     if sample_weight is None:
+        x = np.sort(x)
         # integer arithmetic: the smallest k (1-based) with k * n_bins >= j * n
         position = -(-j * x.size // n_bins) - 1
     else:
+        order = np.argsort(x, kind="stable")
+        x = x[order]
         w = np.asarray(sample_weight, dtype=np.float64)[order]
         cumulative = np.cumsum(w)
         if cumulative[-1] <= 0:
@@ -172,19 +173,27 @@ def _fit_levels(x: Any, *, min_level_share: float | None, sample_weight: Any) ->
     codes, texts = level_codes(x)
     w = check_weights(sample_weight, codes.shape[0])
     seen = codes >= 0
+    rows_per_code = np.bincount(codes[seen], minlength=len(texts))
     per_code = np.bincount(
         codes[seen], weights=None if w is None else w[seen], minlength=len(texts)
     )
+    # a category declared (pandas Categorical) but absent from the baseline is not a level:
+    # it is unseen, like any other new value
+    observed = rows_per_code > 0
     # distinct values can share a text (1 and "1"): add them up by text
-    weight_of = pd.Series(per_code, index=texts, dtype=np.float64).groupby(level=0).sum()
-    levels = sorted(weight_of.index)
+    weight_of = (
+        pd.Series(per_code[observed], index=np.asarray(texts, dtype=object)[observed])
+        .groupby(level=0)
+        .sum()
+    )
+    levels = sorted(str(level) for level in weight_of.index)
     if min_level_share is None:
         return Binning("categorical", levels=tuple((level,) for level in levels))
     if not 0 < min_level_share < 1:
         raise InvalidDataError(f"Expected min_level_share in (0, 1), got {min_level_share!r}")
     total = float(weight_of.sum())
     rare = {lvl for lvl in levels if total > 0 and weight_of[lvl] / total < min_level_share}
-    groups = [(lvl,) for lvl in levels if lvl not in rare]
+    groups: list[tuple[str, ...]] = [(lvl,) for lvl in levels if lvl not in rare]
     if rare:
         groups.append(tuple(sorted(rare)))
     return Binning("categorical", levels=tuple(groups))

@@ -415,6 +415,9 @@ def characteristic_stability_table(
                 actual_weight=w_a,
             )
         reasons = [str(w.message) for w in caught if issubclass(w.category, DegenerateDataWarning)]
+        for other in caught:
+            if not issubclass(other.category, DegenerateDataWarning):
+                warnings.warn(other.message, other.category, stacklevel=2)
         for reason in reasons:
             not_available(f"{name!r}: {reason}", stacklevel=2)
         rows.append(

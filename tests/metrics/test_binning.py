@@ -169,7 +169,10 @@ def test_method_and_kind_are_validated():
         fit_binning([1.0], kind="ordinal")
 
 
-@pytest.mark.parametrize("container", [list, np.array, pd.Series, pd.Categorical])
+@pytest.mark.parametrize(
+    "container",
+    [list, np.array, pd.Series, pd.Categorical, lambda v: pd.Series(v, dtype="category")],
+)
 def test_categorical_assign_matches_text_lookup(container):
     rng = np.random.default_rng(7)
     pool = ["x", "y", "z", "w", None]
@@ -181,6 +184,13 @@ def test_categorical_assign_matches_text_lookup(container):
         for v in raw
     ]
     assert b.assign(values).tolist() == expected
+
+
+def test_declared_but_absent_categories_are_not_levels():
+    x = pd.Categorical(["a", "a", None], categories=["a", "b", "c"])
+    b = fit_binning(x)
+    assert b.levels == (("a",),)
+    assert b.assign(pd.Categorical(["b", "a"], categories=["a", "b", "c"])).tolist() == [2, 0]
 
 
 def test_level_text_of_numbers_follows_the_container():
