@@ -135,6 +135,14 @@ class Binning:
         Numeric values go to the bin whose right-closed interval holds them; categorical values
         are compared as text (``str(value)``), and a level not in ``levels`` goes to the unseen
         bin.
+
+        Examples
+        --------
+        >>> Binning("numeric", edges=(1.0, 2.0)).assign([0.5, 1.0, 1.5, None, 3]).tolist()
+        [0, 0, 1, 3, 2]
+        >>> groups = Binning("categorical", levels=(("a", "b"), ("c",)))
+        >>> groups.assign(["b", "c", None, "z"]).tolist()
+        [0, 1, 2, 3]
         """
         if self.kind == "numeric":
             x = numeric_values(values)

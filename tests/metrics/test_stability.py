@@ -325,3 +325,18 @@ def test_csi_table_rejects_missing_columns():
         characteristic_stability_table(base, now.drop(columns="region"))
     with pytest.raises(InvalidDataError, match=r"Expected a pandas DataFrame for expected_frame"):
         characteristic_stability_table(base.to_numpy(), now)
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["_binning", "_bin_fit", "_divergence", "_woe", "_stability"],
+)
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    mod = importlib.import_module(f"riskmon.metrics.{module}")
+    result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
+    if module != "_divergence":
+        assert result.attempted > 0
