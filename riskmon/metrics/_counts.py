@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import pandas as pd
@@ -41,6 +41,43 @@ def _run_lengths(sorted_values: FloatArray) -> tuple[FloatArray, IntArray]:
     return sorted_values[starts], counts
 
 
+class ScoreLabels(Sequence[str]):
+    """The labels of a score table: each score as text, formatted only when read.
+
+    A table of 10M distinct scores would otherwise spend seconds formatting labels that no
+    figure reads.
+    """
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: FloatArray):
+        self._values = values
+
+    def __len__(self) -> int:
+        return int(self._values.shape[0])
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> ScoreLabels: ...
+    def __getitem__(self, index: int | slice) -> str | ScoreLabels:
+        if isinstance(index, slice):
+            return ScoreLabels(self._values[index])
+        return f"{float(self._values[index]):.10g}"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ScoreLabels):
+            return bool(np.array_equal(self._values, other._values))
+        if isinstance(other, (tuple, list)):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ScoreLabels({len(self)} scores)"
+
+
 def _same_floats(a: FloatArray | None, b: FloatArray | None, rtol: float) -> bool:
     if a is None or b is None:
         return a is None and b is None
@@ -61,8 +98,9 @@ class CountTable:
 
     Parameters
     ----------
-    labels : tuple of str
-        One label per row (bin label, or the score value as text).
+    labels : sequence of str
+        One label per row: the bin labels, or for score tables each score as text
+        (:class:`ScoreLabels`, formatted when read).
     total, n_total : arrays
         Summed weight and number of rows per bin.
     bads, n_bads : arrays or None
@@ -79,7 +117,7 @@ class CountTable:
     ([0.1, 0.4, 0.8], [1.0, 1.0, 0.0], [0.0, 1.0, 1.0])
     """
 
-    labels: tuple[str, ...]
+    labels: Sequence[str]
     total: FloatArray
     n_total: IntArray
     bads: FloatArray | None = None
@@ -166,7 +204,7 @@ class CountTable:
     def _make(cls, values: Any, n_total: Any, n_bads: Any, total: Any, bads: Any) -> CountTable:
         values = _as_float(values)
         return cls(
-            labels=tuple(f"{v:.10g}" for v in values.tolist()),
+            labels=ScoreLabels(values),
             total=_as_float(total),
             n_total=_as_int(n_total),
             bads=None if bads is None else _as_float(bads),
@@ -259,11 +297,12 @@ class CountTable:
                 raise InvalidDataError(
                     f"Expected bin indices in [0, {k}), got {sorted(set(keys))!r}"
                 )
-            inverse, values, labels = idx, None, binning.labels
+            labels: Sequence[str] = binning.labels
+            inverse, values = idx, None
         else:
             scores = check_scores(np.asarray(keys, dtype=object), name="score")
             uniq, inverse = np.unique(scores, return_inverse=True)
-            k, values, labels = uniq.size, uniq, tuple(f"{v:.10g}" for v in uniq.tolist())
+            k, values, labels = uniq.size, uniq, ScoreLabels(uniq)
         n_total = np.bincount(inverse, weights=n_arr, minlength=k)
         total = np.bincount(inverse, weights=w_arr, minlength=k)
         bads = n_bads = None

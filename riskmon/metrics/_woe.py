@@ -12,6 +12,7 @@ all contribute 0 and are flagged empty.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -176,7 +177,7 @@ def _woe(table: CountTable, smoothing: float) -> IVResult:
     )
 
 
-def _smoothing_notes(labels: tuple[str, ...], smoothed: Any, smoothing: float) -> tuple[str, ...]:
+def _smoothing_notes(labels: Sequence[str], smoothed: Any, smoothing: float) -> tuple[str, ...]:
     if not smoothed.any():
         return ()
     where = ", ".join(label for label, s in zip(labels, smoothed, strict=True) if s)
