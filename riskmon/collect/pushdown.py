@@ -1,0 +1,175 @@
+"""Count tables computed by the database: ``GROUP BY`` queries built with SQLAlchemy Core.
+
+Identifiers are quoted by the dialect and every value (dates, bin edges) is a bound parameter.
+Each query filters the loans to the populations' windows, tags each row with its population,
+computes every variable's bin (see :mod:`riskmon.collect.binsql`) and groups by population,
+segment columns, label and bin. Three query shapes, picked per dialect (see
+``benchmarks/collect.md`` for the measurements behind the defaults):
+
+- ``grouping_sets``: one statement and one scan for every variable, ``GROUP BY GROUPING SETS``
+  (PostgreSQL, DuckDB);
+- ``union_all``: one statement, a ``UNION ALL`` of one ``GROUP BY`` per variable (any dialect;
+  most engines scan once per variable);
+- ``per_variable``: one statement per variable.
+
+Windows that overlap (a backtest whose baseline overlaps the current window) are read by
+separate statements, so that a loan counts in every population whose window holds it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal
+
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Date,
+    FromClause,
+    Select,
+    and_,
+    case,
+    func,
+    literal,
+    or_,
+    select,
+    tuple_,
+    union_all,
+)
+
+from riskmon.collect.binsql import bin_expression
+from riskmon.collect.tables import Aggregate, CollectRequest, Population, Variable
+
+Shape = Literal["grouping_sets", "union_all", "per_variable"]
+SHAPES: tuple[Shape, ...] = ("grouping_sets", "union_all", "per_variable")
+GROUPING_SETS_DIALECTS = frozenset({"postgresql", "duckdb"})
+
+
+def _in_window(date: ColumnElement[Any], population: Population) -> ColumnElement[bool]:
+    window = population.window
+    # typed binds: a query source's columns have no type for SQLAlchemy to convert dates by
+    start, end = literal(window.start, Date()), literal(window.end_exclusive, Date())
+    return and_(date >= start, date < end)
+
+
+def disjoint_groups(populations: Sequence[Population]) -> list[list[Population]]:
+    """Populations grouped so that no two windows in a group overlap."""
+    groups: list[list[Population]] = []
+    for population in populations:
+        for group in groups:
+            if all(
+                population.window.end < other.window.start
+                or other.window.end < population.window.start
+                for other in group
+            ):
+                group.append(population)
+                break
+        else:
+            groups.append([population])
+    return groups
+
+
+class _Columns:
+    """The expressions one statement groups by."""
+
+    def __init__(self, loans: FromClause, request: CollectRequest, group: Sequence[Population]):
+        c = loans.c
+        self.request = request
+        self.date = c[request.score_date]
+        self.label = c[request.label].label("label")
+        self.weight = c[request.weight] if request.weight else None
+        self.segments = [c[name].label(f"segment_{i}") for i, name in enumerate(request.segments)]
+        # one window: a constant, not grouped on; several: a CASE that is grouped on
+        self.population: ColumnElement[Any] = (
+            literal(group[0].name).label("population")
+            if len(group) == 1
+            else case(*((_in_window(self.date, p), p.name) for p in group)).label("population")
+        )
+        self.grouped_population = [] if len(group) == 1 else [self.population]
+        self.where = or_(*(_in_window(self.date, p) for p in group))
+        self.loans = loans
+
+    def key(self, variable: Variable) -> ColumnElement[Any]:
+        column = self.loans.c[variable.column]
+        if variable.binning is None:
+            return column
+        return bin_expression(column, variable.binning)
+
+    def measures(self) -> list[ColumnElement[Any]]:
+        out: list[ColumnElement[Any]] = [func.count().label("n")]
+        if self.weight is not None:
+            invalid = case((or_(self.weight.is_(None), self.weight < 0), 1), else_=0)
+            out += [func.sum(self.weight).label("w"), func.sum(invalid).label("bad_weights")]
+        return out
+
+
+def _grouped(cols: _Columns, variable: Variable, tag: bool) -> Select[Any]:
+    key = cols.key(variable).label("k")
+    head: list[ColumnElement[Any]] = [cols.population]
+    if tag:
+        head.append(literal(variable.name).label("variable"))
+    columns = [*head, *cols.segments, cols.label, key, *cols.measures()]
+    return (
+        select(*columns)
+        .select_from(cols.loans)
+        .where(cols.where)
+        .group_by(*cols.grouped_population, *cols.segments, cols.label, key)
+    )
+
+
+def statements(
+    loans: FromClause, request: CollectRequest, shape: Shape
+) -> Iterator[tuple[Select[Any], list[Variable] | None]]:
+    """The statements of one collect pass; each with the variables it covers in order
+    (``None`` when rows carry their variable name, or one key column per variable)."""
+    for group in disjoint_groups(request.populations):
+        cols = _Columns(loans, request, group)
+        if shape == "per_variable":
+            for variable in request.variables:
+                yield _grouped(cols, variable, tag=True), None
+        elif shape == "union_all":
+            parts = [_grouped(cols, v, tag=True) for v in request.variables]
+            yield (select(union_all(*parts).subquery()) if len(parts) > 1 else parts[0]), None
+        else:
+            yield _grouping_sets(cols, request.variables), list(request.variables)
+
+
+def _grouping_sets(cols: _Columns, variables: Sequence[Variable]) -> Select[Any]:
+    keys = [cols.key(v).label(f"k_{i}") for i, v in enumerate(variables)]
+    flags = [func.grouping(k).label(f"g_{i}") for i, k in enumerate(keys)]
+    common = [*cols.grouped_population, *cols.segments, cols.label]
+    sets = [tuple_(*common, key) for key in keys]
+    return (
+        select(cols.population, *cols.segments, cols.label, *keys, *flags, *cols.measures())
+        .select_from(cols.loans)
+        .where(cols.where)
+        .group_by(func.grouping_sets(*sets))
+    )
+
+
+def run(
+    connection: Connection, loans: FromClause, request: CollectRequest, shape: Shape
+) -> tuple[Aggregate, int]:
+    """Execute the statements; the aggregate rows, and how many rows had an invalid weight."""
+    aggregate = Aggregate()
+    s = len(request.segments)
+    n_measures = 3 if request.weight else 1
+    invalid_weights = 0
+    for statement, variables in statements(loans, request, shape):
+        for row in connection.execute(statement):
+            values = tuple(row)
+            head, measures = values[:-n_measures], values[-n_measures:]
+            n, w = int(measures[0]), (measures[1] if request.weight else None)
+            if request.weight:
+                invalid_weights += int(measures[2] or 0)
+            if variables is None:  # population, variable, segments..., label, key
+                population, name = head[0], head[1]
+                segment_values, label, key = head[2 : 2 + s], head[2 + s], head[3 + s]
+            else:  # population, segments..., label, one key and one flag per variable
+                population, segment_values, label = head[0], head[1 : 1 + s], head[1 + s]
+                k = len(variables)
+                keys, flags = head[2 + s : 2 + s + k], head[2 + s + k :]
+                (index,) = [i for i, flag in enumerate(flags) if int(flag) == 0]
+                name, key = variables[index].name, keys[index]
+            aggregate.add((population, name, tuple(segment_values), label, key), n, w)
+    return aggregate, invalid_weights

@@ -1,0 +1,281 @@
+"""A model's loan source: read-only connections with a time limit, and its columns checked.
+
+riskmon only ever reads a source. Besides issuing nothing but ``SELECT`` statements, every
+connection is put in the database's read-only mode where it has one (PostgreSQL and MySQL/MariaDB
+read-only transactions, SQLite ``query_only``), and every statement runs under the configured
+``statement_timeout_seconds`` where the database supports a limit (PostgreSQL, MySQL, MariaDB,
+SQLite; not DuckDB). Every error names the model and, where it is about one, the column; the
+source's password is masked.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import (
+    Connection,
+    Engine,
+    FromClause,
+    MetaData,
+    Table,
+    create_engine,
+    event,
+    select,
+    text,
+)
+from sqlalchemy import (
+    column as sql_column,
+)
+from sqlalchemy import (
+    table as sql_table,
+)
+from sqlalchemy.exc import DBAPIError, NoSuchTableError, SQLAlchemyError
+from sqlalchemy.sql import sqltypes
+
+from riskmon.config import ModelConfig
+from riskmon.errors import SourceError
+from riskmon.redact import mask_url, redact
+
+#: how many SQLite virtual-machine steps run between two checks of the time limit
+_SQLITE_PROGRESS_STEPS = 10_000
+#: dialects whose SQLAlchemy driver cannot reflect a table (duckdb-engine on DuckDB 2)
+_NO_REFLECTION = frozenset({"duckdb"})
+_READ_ONLY_QUERY = re.compile(r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*(select|with)\b", re.I | re.S)
+
+
+@dataclass(frozen=True)
+class SourceColumn:
+    """A column riskmon reads, with the configuration key that names it."""
+
+    key: str  # e.g. "columns.score" or "characteristics[2]"
+    name: str
+    kind: str  # "date", "numeric", "label", "categorical", "id"
+
+
+def required_columns(model: ModelConfig) -> list[SourceColumn]:
+    """Every source column a run of ``model`` reads."""
+    cols = model.columns
+    out = [
+        SourceColumn("columns.score_date", cols.score_date, "date"),
+        SourceColumn("columns.score", cols.score, "numeric"),
+        SourceColumn("columns.label", cols.label, "label"),
+    ]
+    if cols.weight:
+        out.append(SourceColumn("columns.weight", cols.weight, "numeric"))
+    out += [
+        SourceColumn(f"columns.segments[{i}]", name, "categorical")
+        for i, name in enumerate(cols.segments)
+    ]
+    out += [
+        SourceColumn(f"characteristics[{i}]", c.source_column, c.kind)
+        for i, c in enumerate(model.characteristics)
+    ]
+    return out
+
+
+def _first_line(exc: BaseException) -> str:
+    orig = getattr(exc, "orig", None)
+    return redact(str(orig or exc)).strip().splitlines()[0] if str(orig or exc).strip() else ""
+
+
+class Source:
+    """Read access to one model's scored loans."""
+
+    def __init__(self, model: ModelConfig, *, engine: Engine | None = None):
+        self.model = model
+        self.config = model.source
+        self.masked_url = mask_url(self.config.url)
+        self._own_engine = engine is None
+        self.engine = engine if engine is not None else self._create_engine()
+        self._columns: dict[str, Any] | None = None
+
+    # ------------------------------------------------------------------ errors
+    def error(self, message: str, *, column: SourceColumn | None = None) -> SourceError:
+        """A SourceError naming the model (and the column) with the password masked."""
+        where = f"model {self.model.name!r}"
+        if column is not None:
+            where += f", column {column.name!r} ({column.key})"
+        return SourceError(f"{where}: {redact(message)}")
+
+    # ------------------------------------------------------------------ connections
+    def _create_engine(self) -> Engine:
+        try:
+            engine = create_engine(self.config.url, pool_pre_ping=True)
+        except (SQLAlchemyError, ImportError) as exc:
+            raise self.error(
+                f"cannot use source URL {self.masked_url}: {_first_line(exc)}"
+            ) from None
+        if engine.dialect.name == "sqlite":
+            event.listen(engine, "connect", _sqlite_read_only)
+        elif engine.dialect.name in ("mysql", "mariadb"):
+            event.listen(engine, "connect", _mysql_read_only)
+        return engine
+
+    def close(self) -> None:
+        """Close the source's connections."""
+        if self._own_engine:
+            self.engine.dispose()
+
+    def __enter__(self) -> Source:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def reading(self) -> Iterator[Connection]:
+        """A read-only transaction whose statements run under the time limit."""
+        seconds = self.config.statement_timeout_seconds
+        try:
+            connection = self.engine.connect()
+        except SQLAlchemyError as exc:
+            raise self.error(
+                f"cannot connect to source {self.masked_url}: {_first_line(exc)}"
+            ) from None
+        try:
+            self._guard(connection, seconds)
+            yield connection
+        except DBAPIError as exc:
+            if _is_timeout(exc):
+                raise self.error(
+                    f"a query on source {self.masked_url} ran longer than "
+                    f"statement_timeout_seconds={seconds:g} and was cancelled"
+                ) from None
+            raise self.error(
+                f"query on source {self.masked_url} failed: {_first_line(exc)}"
+            ) from None
+        finally:
+            try:
+                connection.rollback()
+            finally:
+                connection.close()
+
+    def _guard(self, connection: Connection, seconds: float) -> None:
+        dialect = connection.dialect.name
+        ms = max(1, int(seconds * 1000))
+        if dialect == "postgresql":
+            connection.execute(text("SET TRANSACTION READ ONLY"))
+            connection.execute(
+                text("SELECT set_config('statement_timeout', :ms, true)"), {"ms": str(ms)}
+            )
+        elif dialect in ("mysql", "mariadb"):
+            if getattr(connection.dialect, "is_mariadb", False):
+                connection.execute(text("SET SESSION max_statement_time = :s"), {"s": seconds})
+            else:
+                connection.execute(text("SET SESSION max_execution_time = :ms"), {"ms": ms})
+        elif dialect == "sqlite":
+            raw = connection.connection.dbapi_connection
+            deadline = time.monotonic() + seconds
+            raw.set_progress_handler(  # type: ignore[union-attr]
+                lambda: int(time.monotonic() > deadline), _SQLITE_PROGRESS_STEPS
+            )
+
+    # ------------------------------------------------------------------ the loans
+    def selectable(self) -> FromClause:
+        """The loans: the configured table, or the configured query as a subquery."""
+        if self.config.query is not None:
+            if not _READ_ONLY_QUERY.match(
+                self.config.query
+            ) or ";" in self.config.query.strip().rstrip(";"):
+                raise SourceError(
+                    f"model {self.model.name!r}: source.query must be one SELECT (or WITH) "
+                    f"statement, got {self.config.query[:60]!r}"
+                )
+            columns = [c.name for c in required_columns(self.model)]
+            return (
+                text(self.config.query.strip().rstrip(";"))
+                .columns(*(sql_column(name) for name in dict.fromkeys(columns)))
+                .subquery("loans")
+            )
+        return self._table()
+
+    def _table(self) -> FromClause:
+        assert self.config.table is not None
+        name = ".".join(filter(None, [self.config.schema_, self.config.table]))
+        if self.engine.dialect.name not in _NO_REFLECTION:
+            try:
+                with self.reading() as connection:
+                    return Table(
+                        self.config.table,
+                        MetaData(),
+                        schema=self.config.schema_,
+                        autoload_with=connection,
+                    )
+            except NoSuchTableError:
+                raise self.error(f"table {name!r} not found in source {self.masked_url}") from None
+        # without reflection, the column names come off an empty SELECT; their types are
+        # checked while reading
+        bare = sql_table(self.config.table, schema=self.config.schema_)
+        try:
+            with self.reading() as connection:
+                probe = select(text("*")).select_from(bare).limit(0)
+                names = list(connection.execute(probe).keys())
+        except SourceError:
+            raise self.error(f"table {name!r} not found in source {self.masked_url}") from None
+        return sql_table(
+            self.config.table, *(sql_column(n) for n in names), schema=self.config.schema_
+        )
+
+    def check_columns(self) -> FromClause:
+        """The loans, after checking that every configured column exists with a usable type."""
+        loans = self.selectable()
+        if self.config.query is None:
+            present = {c.name: c.type for c in loans.columns}
+        else:
+            present = self._query_columns(loans)
+        for col in required_columns(self.model):
+            if col.name not in present:
+                known = ", ".join(sorted(present)) or "none"
+                raise self.error(f"not found in the source (it has: {known})", column=col)
+            kind = present[col.name]
+            if col.kind in ("numeric", "label") and kind is not None and not _is_numeric(kind):
+                raise self.error(f"expected a numeric column, got type {kind}", column=col)
+        return loans
+
+    def _query_columns(self, loans: FromClause) -> dict[str, Any]:
+        with self.reading() as connection:
+            result = connection.execute(
+                select(text("*"))
+                .select_from(
+                    text(f"({self.config.query.strip().rstrip(';')}) AS probe")  # type: ignore[union-attr]
+                )
+                .limit(0)
+            )
+            return dict.fromkeys(result.keys())
+
+
+def _is_numeric(kind: Any) -> bool:
+    # Float is no Numeric subclass in SQLAlchemy 2.1; NullType means "unknown" (SQLite
+    # columns declared without a type), which the reading itself then checks
+    numeric = (sqltypes.Numeric, sqltypes.Float, sqltypes.Integer, sqltypes.Boolean)
+    return isinstance(kind, (*numeric, sqltypes.NullType))
+
+
+def _is_timeout(exc: DBAPIError) -> bool:
+    message = str(exc.orig).lower()
+    return any(
+        needle in message
+        for needle in (
+            "statement timeout",
+            "interrupted",
+            "max_statement_time",
+            "max_execution_time",
+        )
+    )
+
+
+def _sqlite_read_only(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA query_only = ON")
+    cursor.close()
+
+
+def _mysql_read_only(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("SET SESSION TRANSACTION READ ONLY")
+    cursor.close()

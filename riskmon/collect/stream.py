@@ -1,0 +1,138 @@
+"""Count tables from a chunked read: the fallback when the database cannot do the grouping.
+
+Reads only the needed columns of the loans in the windows, ``chunk_rows`` at a time through a
+server-side cursor where the driver has one, and adds each chunk into the aggregate with numpy
+(``bincount`` over integer-coded groups), so memory depends on the chunk size and the number of
+table cells, not on the number of loans. Bins are assigned by :meth:`Binning.assign`, whose rules
+the SQL of :mod:`riskmon.collect.binsql` mirrors; categorical columns are read as the database's
+own text (the same ``CAST`` the SQL compares), so both ways put every row in the same bin.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from sqlalchemy import ColumnElement, Connection, FromClause, select
+
+from riskmon.collect.binsql import category_text
+from riskmon.collect.pushdown import _Columns, disjoint_groups
+from riskmon.collect.tables import Aggregate, CollectRequest, ColumnDataError, Variable
+from riskmon.errors import InvalidDataError
+
+#: rows per chunk; about 8 bytes x columns x rows of memory per chunk
+DEFAULT_CHUNK_ROWS = 200_000
+
+
+def _source_expression(cols: _Columns, variable: Variable) -> ColumnElement[Any]:
+    column = cols.loans.c[variable.column]
+    if variable.binning is not None and variable.binning.kind == "categorical":
+        return category_text(column)
+    return column
+
+
+def _codes(values: npt.NDArray[Any]) -> tuple[npt.NDArray[np.intp], npt.NDArray[Any]]:
+    """Integer codes of the distinct values; NULL keeps a code of its own, as None."""
+    codes, uniques = pd.factorize(values, use_na_sentinel=False)
+    distinct = np.asarray(uniques, dtype=object)
+    distinct[pd.isna(distinct)] = None  # factorize reports None as NaN
+    return np.asarray(codes, dtype=np.intp), distinct
+
+
+def run(
+    connection: Connection,
+    loans: FromClause,
+    request: CollectRequest,
+    *,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+) -> tuple[Aggregate, int]:
+    """Read the loans in chunks; the aggregate rows, and how many rows had an invalid weight."""
+    aggregate = Aggregate()
+    invalid_weights = 0
+    for group in disjoint_groups(request.populations):
+        cols = _Columns(loans, request, group)
+        sources = {v.name: _source_expression(cols, v) for v in request.variables}
+        distinct = list({str(expr): expr for expr in sources.values()}.items())
+        position = {
+            name: [k for k, _ in distinct].index(str(expr)) for name, expr in sources.items()
+        }
+        head: list[ColumnElement[Any]] = [cols.population, *cols.segments, cols.label]
+        if cols.weight is not None:
+            head.append(cols.weight)
+        statement = (
+            select(*head, *(expr for _, expr in distinct)).select_from(loans).where(cols.where)
+        )
+        result = connection.execution_options(stream_results=True, yield_per=chunk_rows).execute(
+            statement
+        )
+        n_head = len(head)
+        for chunk in result.partitions(chunk_rows):
+            columns = [np.asarray(c, dtype=object) for c in zip(*chunk, strict=True)]
+            invalid_weights += _add_chunk(
+                aggregate, request, columns[:n_head], columns[n_head:], position
+            )
+    return aggregate, invalid_weights
+
+
+def _add_chunk(
+    aggregate: Aggregate,
+    request: CollectRequest,
+    head: list[npt.NDArray[Any]],
+    values: list[npt.NDArray[Any]],
+    position: dict[str, int],
+) -> int:
+    n_segments = len(request.segments)
+    weights: npt.NDArray[np.float64] | None = None
+    invalid = 0
+    if request.weight is not None:
+        raw = pd.to_numeric(pd.Series(head[-1]), errors="coerce").to_numpy(np.float64)
+        invalid = int((np.isnan(raw) | (raw < 0)).sum())
+        weights = np.nan_to_num(raw, nan=0.0)
+        head = head[:-1]
+    # one integer per (population, segments..., label) group of this chunk
+    group_codes = np.zeros(len(head[0]), dtype=np.int64)
+    group_uniques: list[npt.NDArray[Any]] = []
+    for column in head:
+        codes, uniques = _codes(column)
+        group_codes = group_codes * len(uniques) + codes
+        group_uniques.append(uniques)
+    group_ids, group_index = np.unique(group_codes, return_inverse=True)
+    group_index = group_index.reshape(-1)
+    # decode each group id back into its column values
+    decoded: list[tuple[Any, ...]] = []
+    for gid in group_ids.tolist():
+        parts = []
+        for uniques in reversed(group_uniques):
+            gid, code = divmod(gid, len(uniques))
+            parts.append(uniques[code])
+        decoded.append(tuple(reversed(parts)))
+    n_groups = len(group_ids)
+    for variable in request.variables:
+        raw = values[position[variable.name]]
+        if variable.binning is not None:
+            try:
+                keys = variable.binning.assign(raw)
+            except InvalidDataError as exc:
+                raise ColumnDataError(variable.column, str(exc)) from None
+            key_values: Any = range(variable.binning.n_bins)
+            n_keys = variable.binning.n_bins
+        else:
+            keys, key_values = _codes(raw)
+            n_keys = len(key_values)
+        cell = group_index * n_keys + keys
+        size = n_groups * n_keys
+        rows = np.bincount(cell, minlength=size)
+        summed = None if weights is None else np.bincount(cell, weights=weights, minlength=size)
+        for flat in np.flatnonzero(rows).tolist():
+            g, k = divmod(flat, n_keys)
+            population, *rest = decoded[g]
+            segment_values, label = tuple(rest[:n_segments]), rest[n_segments]
+            key = key_values[k]
+            aggregate.add(
+                (population, variable.name, segment_values, label, key),
+                int(rows[flat]),
+                None if summed is None else float(summed[flat]),
+            )
+    return invalid

@@ -1,0 +1,195 @@
+"""What a collect pass asks for, and how its aggregated rows become count tables.
+
+Both ways of collecting (SQL pushdown and the streaming reader) produce the same *aggregate
+rows* — ``(population, variable, segment values, label, key, rows, weight)`` — and this module
+alone turns them into :class:`~riskmon.metrics.CountTable`\\ s, so the two cannot disagree on
+anything but the rows themselves.
+
+Segments: every segment column is reported on its own, as ``"column=value"`` (a NULL value as
+``column=missing``), besides the whole population (segment ``""``).
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from riskmon.errors import InvalidDataError
+from riskmon.metrics import MISSING_LABEL, Binning, CountTable
+from riskmon.plan import DateWindow
+
+ALL = ""  # the segment key of the whole population
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One count table per population and segment: a column on its bins, or on raw values."""
+
+    name: str
+    column: str
+    binning: Binning | None = None  # None: group on the column's distinct values (the score)
+
+
+@dataclass(frozen=True)
+class Population:
+    """Loans scored in a window; ``labeled`` populations count goods and bads."""
+
+    name: str
+    window: DateWindow
+    labeled: bool
+
+
+@dataclass(frozen=True)
+class CollectRequest:
+    """Everything one collect pass reads from a source."""
+
+    populations: Sequence[Population]
+    variables: Sequence[Variable]
+    score_date: str
+    label: str
+    weight: str | None = None
+    segments: Sequence[str] = ()
+
+    def variable(self, name: str) -> Variable:
+        return next(v for v in self.variables if v.name == name)
+
+
+class ColumnDataError(InvalidDataError):
+    """A value read from a source column cannot be used (non-numeric where numbers belong)."""
+
+    def __init__(self, column: str, message: str):
+        super().__init__(message)
+        self.column = column
+
+
+#: (population, variable, segment values, label, key) -> [rows, weight]
+Key = tuple[str, str, tuple[Any, ...], Any, Any]
+
+
+@dataclass
+class Aggregate:
+    """Aggregate rows, summed over however many chunks or queries produced them."""
+
+    cells: dict[Key, list[float]] = field(default_factory=lambda: defaultdict(lambda: [0, 0.0]))
+
+    def add(self, key: Key, rows: int, weight: float | None) -> None:
+        cell = self.cells[key]
+        cell[0] += int(rows)
+        cell[1] += float(rows if weight is None else weight)
+
+
+def segment_key(column: str, value: Any) -> str:
+    """``column=value``; NULL as ``column=missing``."""
+    return f"{column}={MISSING_LABEL if value is None else value}"
+
+
+@dataclass(frozen=True)
+class PopulationCounts:
+    """Rows of one population: labeled (matured) and unlabeled (not yet matured)."""
+
+    n_rows: int
+    n_unlabeled: int
+
+
+@dataclass(frozen=True)
+class CollectedTables:
+    """Count tables by population, variable and segment, and the row counts behind them."""
+
+    tables: dict[tuple[str, str, str], CountTable]
+    counts: dict[tuple[str, str], PopulationCounts]  # (population, segment) -> counts
+
+    def table(self, population: str, variable: str, segment: str = ALL) -> CountTable:
+        """The count table of ``variable`` in ``population`` (and ``segment``)."""
+        return self.tables[(population, variable, segment)]
+
+    def segments(self) -> list[str]:
+        """Every segment key present, the whole population first."""
+        keys = sorted({segment for _, _, segment in self.tables})
+        return sorted(keys, key=lambda s: (s != ALL, s))
+
+    def equals(self, other: CollectedTables, *, rtol: float = 1e-12) -> bool:
+        """Same tables with the same counts (weights to ``rtol``) and the same row counts."""
+        return (
+            self.tables.keys() == other.tables.keys()
+            and self.counts == other.counts
+            and all(t.equals(other.tables[k], rtol=rtol) for k, t in self.tables.items())
+        )
+
+
+def _rollups(request: CollectRequest, segment_values: tuple[Any, ...]) -> Iterable[str]:
+    yield ALL
+    for column, value in zip(request.segments, segment_values, strict=True):
+        yield segment_key(column, value)
+
+
+def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
+    """Count tables from aggregate rows: rolled up per segment, NULL labels counted apart."""
+    labeled = {p.name: p.labeled for p in request.populations}
+    binnings = {v.name: v.binning for v in request.variables}
+    rows: dict[tuple[str, str, str], list[tuple[Any, Any, int, float]]] = defaultdict(list)
+    for (population, variable, segment_values, label, key), (n, w) in aggregate.cells.items():
+        for segment in _rollups(request, segment_values):
+            rows[(population, variable, segment)].append((key, label, int(n), w))
+    tables: dict[tuple[str, str, str], CountTable] = {}
+    counts: dict[tuple[str, str], PopulationCounts] = {}
+    first_variable = request.variables[0].name
+    for (population, variable, segment), group in rows.items():
+        is_labeled = labeled[population]
+        usable = [r for r in group if r[1] is not None] if is_labeled else group
+        tables[(population, variable, segment)] = CountTable.from_rows(
+            ((key, _label(label) if is_labeled else None, n, w) for key, label, n, w in usable),
+            binning=binnings[variable],
+            labeled=is_labeled,
+        )
+        if variable == first_variable:
+            n_all = sum(r[2] for r in group)
+            n_unlabeled = sum(r[2] for r in group if r[1] is None)
+            counts[(population, segment)] = PopulationCounts(n_all, n_unlabeled)
+    # a population with no rows still gets its (empty) tables, so a run can say "no loans"
+    for empty in request.populations:
+        if (empty.name, ALL) in counts:
+            continue
+        counts[(empty.name, ALL)] = PopulationCounts(0, 0)
+        for var in request.variables:
+            tables[(empty.name, var.name, ALL)] = CountTable.from_rows(
+                [], binning=var.binning, labeled=empty.labeled
+            )
+    return CollectedTables(tables=tables, counts=counts)
+
+
+def _label(value: Any) -> int:
+    # booleans, 0.0/1.0 and Decimals come back from some drivers; labels were checked already
+    return int(value)
+
+
+def check_labels(aggregate: Aggregate) -> list[Any]:
+    """Label values other than 0, 1 and NULL that the aggregate rows contain."""
+    bad = {
+        label
+        for (_, _, _, label, _) in aggregate.cells
+        if label is not None and not (_is_number(label) and label in (0, 1))
+    }
+    return sorted(bad, key=repr)
+
+
+def check_raw_keys(request: CollectRequest, aggregate: Aggregate) -> tuple[int, list[Any]]:
+    """Rows whose raw (unbinned) value is NULL, and values that are not numbers."""
+    raw = {v.name for v in request.variables if v.binning is None}
+    nulls, bad = 0, set()
+    for (_, variable, _, _, key), (n, _) in aggregate.cells.items():
+        if variable not in raw:
+            continue
+        if key is None:
+            nulls += int(n)
+        elif not _is_number(key):
+            bad.add(key)
+    return nulls, sorted(bad, key=repr)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (numbers.Number, np.number)) and not isinstance(value, complex)

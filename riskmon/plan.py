@@ -1,0 +1,96 @@
+"""Plan: the date windows of one monitoring run of a model as of a date D.
+
+- *current population*: loans scored in the stability window ending at D;
+- *performance cohort*: loans scored in the stability window ending one performance window
+  before D; those with a label (not NULL) have matured, the others are counted as unmatured;
+- *baseline*: loans scored in the model's development window.
+
+Every window is a range of score dates, both ends inclusive: ``[start, end]``. In SQL it becomes
+``start <= score_date < end + 1 day``, so that timestamps anywhere on the end date are in.
+
+The stability window ending at D starts the day after D minus the window: 1 month as of
+2025-03-15 is 2025-02-16 to 2025-03-15. Month arithmetic clamps to the month's last day
+(2025-03-31 minus 1 month is 2025-02-28) and keeps month ends: when D is the last day of its month
+the window is whole calendar months (1 month as of 2025-02-28 is 2025-02-01 to 2025-02-28).
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+from dataclasses import dataclass
+
+from riskmon.config import ModelConfig, Period
+
+ONE_DAY = dt.timedelta(days=1)
+
+
+@dataclass(frozen=True)
+class DateWindow:
+    """Score dates from ``start`` to ``end``, both inclusive."""
+
+    start: dt.date
+    end: dt.date
+
+    @property
+    def end_exclusive(self) -> dt.date:
+        """The first date after the window: ``score_date < end_exclusive`` in queries."""
+        return self.end + ONE_DAY
+
+    def __contains__(self, day: object) -> bool:
+        if isinstance(day, dt.datetime):
+            day = day.date()
+        return isinstance(day, dt.date) and self.start <= day <= self.end
+
+    def __str__(self) -> str:
+        return f"{self.start} to {self.end}"
+
+
+def _is_month_end(day: dt.date) -> bool:
+    return day.day == calendar.monthrange(day.year, day.month)[1]
+
+
+def _minus_months(day: dt.date, months: int) -> dt.date:
+    index = day.year * 12 + (day.month - 1) - months
+    year, month = divmod(index, 12)
+    last = calendar.monthrange(year, month + 1)[1]
+    target_day = last if _is_month_end(day) else min(day.day, last)
+    return dt.date(year, month + 1, target_day)
+
+
+def subtract(day: dt.date, period: Period) -> dt.date:
+    """``day`` minus ``period`` (months clamp to, and keep, month ends)."""
+    if period.unit == "day":
+        return day - dt.timedelta(days=period.count)
+    if period.unit == "week":
+        return day - dt.timedelta(weeks=period.count)
+    months = period.count * (12 if period.unit == "year" else 1)
+    return _minus_months(day, months)
+
+
+def window_ending(end: dt.date, length: Period) -> DateWindow:
+    """The window of ``length`` whose last day is ``end``."""
+    return DateWindow(start=subtract(end, length) + ONE_DAY, end=end)
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """The windows of one run of a model as of a date."""
+
+    model: str
+    as_of: dt.date
+    current: DateWindow
+    performance: DateWindow
+    baseline: DateWindow
+
+
+def plan_run(model: ModelConfig, as_of: dt.date) -> RunPlan:
+    """The windows of ``model``'s run as of ``as_of``."""
+    performance_end = subtract(as_of, model.performance_window)
+    return RunPlan(
+        model=model.name,
+        as_of=as_of,
+        current=window_ending(as_of, model.stability_window),
+        performance=window_ending(performance_end, model.stability_window),
+        baseline=DateWindow(model.baseline.start, model.baseline.end),
+    )

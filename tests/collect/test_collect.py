@@ -1,0 +1,295 @@
+"""Pushdown, streaming and the in-memory functions give the same count tables and figures,
+on every database."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from riskmon.collect import (
+    ALL,
+    CollectedTables,
+    CollectRequest,
+    Population,
+    Source,
+    Variable,
+    collect,
+)
+from riskmon.metrics import (
+    Binning,
+    CountTable,
+    ks_statistic,
+    ks_statistic_from_counts,
+    population_stability_index,
+    population_stability_index_from_counts,
+    roc_auc,
+    roc_auc_from_counts,
+)
+from riskmon.plan import DateWindow
+
+from .loans import CURRENT, PERFORMANCE, load, loan_frame, model_config
+
+SCORE_BINS = Binning("numeric", edges=(0.1, 0.15, 0.2, 0.3, 0.4))
+INCOME_BINS = Binning("numeric", edges=(35.0, 45.0, 50.0, 55.0, 65.0))
+REGION_BINS = Binning("categorical", levels=(("N",), ("S",), ("E",)))  # "W" is unseen
+GRADE_BINS = Binning("categorical", levels=(("1",), ("2",), ("3", "4")))  # 5 is unseen
+
+VARIABLES = [
+    Variable("score", "pd_score", SCORE_BINS),
+    Variable("score_values", "pd_score"),
+    Variable("income", "income", INCOME_BINS),
+    Variable("region", "region", REGION_BINS),
+    Variable("grade", "grade", GRADE_BINS),
+]
+STRATEGIES_BY_DIALECT = {
+    "sqlite": ["stream", "union_all", "per_variable"],
+    "postgresql": ["grouping_sets", "union_all", "per_variable", "stream"],
+    "duckdb": ["grouping_sets", "union_all", "per_variable", "stream"],
+}
+
+
+def request(*, weighted: bool = True, segments: tuple[str, ...] = ("channel",)) -> CollectRequest:
+    return CollectRequest(
+        populations=[
+            Population("current", DateWindow(*CURRENT), labeled=False),
+            Population("performance", DateWindow(*PERFORMANCE), labeled=True),
+        ],
+        variables=VARIABLES,
+        score_date="score_date",
+        label="bad",
+        weight="exposure" if weighted else None,
+        segments=segments,
+    )
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres), "duckdb"])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
+    if request.param == "sqlite":
+        yield "sqlite", f"sqlite:///{tmp_path / 'loans.db'}"
+    elif request.param == "duckdb":
+        pytest.importorskip("duckdb_engine", reason="DuckDB tests need duckdb-engine")
+        yield "duckdb", f"duckdb:///{tmp_path / 'loans.duckdb'}"
+    else:
+        yield "postgresql", str(request.getfixturevalue("postgres_url"))
+
+
+def expected_tables(
+    frame: pd.DataFrame, req: CollectRequest
+) -> dict[tuple[str, str, str], CountTable]:
+    """The count tables computed in memory, straight from the loans."""
+    out: dict[tuple[str, str, str], CountTable] = {}
+    for population in req.populations:
+        in_window = frame["score_date"].map(population.window.__contains__)
+        rows = frame[in_window]
+        subsets: list[tuple[str, pd.DataFrame]] = [(ALL, rows)]
+        for column in req.segments:
+            for value, part in rows.groupby(rows[column].fillna("missing"), dropna=False):
+                subsets.append((f"{column}={value}", part))
+        for segment, part in subsets:
+            if population.labeled:
+                part = part[part["bad"].notna()]
+            y = part["bad"].to_numpy(dtype=int) if population.labeled else None
+            w = part[req.weight].to_numpy() if req.weight else None
+            for variable in req.variables:
+                values = part[variable.column]
+                if variable.binning is None:
+                    table = (
+                        CountTable.from_scores(y, values, sample_weight=w)
+                        if population.labeled
+                        else CountTable.from_values(values, sample_weight=w)
+                    )
+                else:
+                    index = variable.binning.assign(
+                        values.astype(object).where(values.notna(), None)
+                    )
+                    table = CountTable.from_bins(index, variable.binning, y, sample_weight=w)
+                out[(population.name, variable.name, segment)] = table
+    return out
+
+
+def _collect_all(
+    url: str, dialect: str, req: CollectRequest, weighted: bool
+) -> dict[str, CollectedTables]:
+    with Source(model_config(url, weighted=weighted)) as source:
+        return {s: collect(source, req, strategy=s) for s in STRATEGIES_BY_DIALECT[dialect]}
+
+
+@pytest.mark.parametrize("weighted", [True, False], ids=["weighted", "unweighted"])
+def test_every_strategy_matches_the_in_memory_tables(
+    database: tuple[str, str], weighted: bool
+) -> None:
+    dialect, url = database
+    frame = loan_frame(seed=7, weighted=weighted)
+    load(url, frame)
+    req = request(weighted=weighted)
+    expected = expected_tables(frame, req)
+    results = _collect_all(url, dialect, req, weighted)
+    for strategy, collected in results.items():
+        assert set(collected.tables) == set(expected), strategy
+        for key, table in expected.items():
+            got = collected.tables[key]
+            assert got.equals(table, rtol=1e-12), (strategy, key, got.to_frame(), table.to_frame())
+    first = next(iter(results.values()))
+    assert all(r.equals(first) for r in results.values())
+
+
+def test_row_counts_of_matured_and_unmatured_loans(database: tuple[str, str]) -> None:
+    dialect, url = database
+    frame = loan_frame(seed=3)
+    load(url, frame)
+    in_perf = frame["score_date"].map(lambda d: d in DateWindow(*PERFORMANCE))
+    in_curr = frame["score_date"].map(lambda d: d in DateWindow(*CURRENT))
+    for collected in _collect_all(url, dialect, request(), True).values():
+        performance = collected.counts[("performance", ALL)]
+        assert performance.n_rows == int(in_perf.sum())
+        assert performance.n_unlabeled == int((in_perf & frame["bad"].isna()).sum())
+        assert collected.counts[("current", ALL)].n_rows == int(in_curr.sum())
+        web = collected.counts[("performance", "channel=web")]
+        assert web.n_rows == int((in_perf & (frame["channel"] == "web")).sum())
+
+
+def test_figures_from_collected_tables_equal_the_array_functions(database: tuple[str, str]) -> None:
+    dialect, url = database
+    frame = loan_frame(seed=11)
+    load(url, frame)
+    perf = frame[
+        frame["score_date"].map(lambda d: d in DateWindow(*PERFORMANCE)) & frame["bad"].notna()
+    ]
+    curr = frame[frame["score_date"].map(lambda d: d in DateWindow(*CURRENT))]
+    y, s, w = (
+        perf["bad"].to_numpy(dtype=int),
+        perf["pd_score"].to_numpy(),
+        perf["exposure"].to_numpy(),
+    )
+    auc = float(roc_auc(y, s, sample_weight=w))
+    ks = float(ks_statistic(y, s, sample_weight=w))
+    psi = float(
+        population_stability_index(
+            perf["income"],
+            curr["income"],
+            binning=INCOME_BINS,
+            expected_weight=perf["exposure"],
+            actual_weight=curr["exposure"],
+        )
+    )
+    for strategy, collected in _collect_all(url, dialect, request(), True).items():
+        scores = collected.table("performance", "score_values")
+        assert float(roc_auc_from_counts(scores)) == pytest.approx(auc, abs=1e-12), strategy
+        assert float(ks_statistic_from_counts(scores)) == pytest.approx(ks, abs=1e-12), strategy
+        got_psi = population_stability_index_from_counts(
+            collected.table("performance", "income").unlabeled(),
+            collected.table("current", "income"),
+        )
+        assert float(got_psi) == pytest.approx(psi, abs=1e-12), strategy
+
+
+def test_overlapping_windows_count_a_loan_in_both_populations(database: tuple[str, str]) -> None:
+    dialect, url = database
+    frame = loan_frame(seed=5)
+    load(url, frame)
+    wide = DateWindow(dt.date(2025, 1, 1), dt.date(2025, 3, 31))
+    req = CollectRequest(
+        populations=[
+            Population("current", DateWindow(*CURRENT), labeled=False),
+            Population("baseline", wide, labeled=False),
+        ],
+        variables=VARIABLES[:1],
+        score_date="score_date",
+        label="bad",
+        segments=(),
+    )
+    for collected in _collect_all(url, dialect, req, True).values():
+        n_current = collected.counts[("current", ALL)].n_rows
+        n_wide = collected.counts[("baseline", ALL)].n_rows
+        assert n_current == int(frame["score_date"].map(lambda d: d in DateWindow(*CURRENT)).sum())
+        assert n_wide == int(frame["score_date"].map(lambda d: d in wide).sum())
+        assert n_wide > n_current > 0
+
+
+def test_an_empty_window_gives_empty_tables(database: tuple[str, str]) -> None:
+    dialect, url = database
+    load(url, loan_frame(seed=1))
+    req = CollectRequest(
+        populations=[
+            Population("current", DateWindow(dt.date(2030, 1, 1), dt.date(2030, 1, 31)), False)
+        ],
+        variables=VARIABLES,
+        score_date="score_date",
+        label="bad",
+    )
+    for collected in _collect_all(url, dialect, req, False).values():
+        assert collected.counts[("current", ALL)].n_rows == 0
+        assert collected.table("current", "score").n_total.sum() == 0
+
+
+def _frame_with(seed: int, **changes: Any) -> pd.DataFrame:
+    frame = loan_frame(seed=seed, n=400)
+    for column, values in changes.items():
+        frame[column] = values
+    return frame
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        (
+            {"bad": pd.array([2] * 400, dtype="Int64")},
+            r"column 'bad' \(columns.label\): expected label values 0, 1 or NULL, got \[2\]",
+        ),
+        (
+            {"exposure": [-1.0] * 400},
+            r"column 'exposure' \(columns.weight\): expected non-negative",
+        ),
+        (
+            {"pd_score": [np.nan, *([0.2] * 399)]},
+            r"column 'pd_score' \(columns.score\): expected a score on every loan",
+        ),
+    ],
+)
+def test_bad_values_name_the_model_and_column(
+    database: tuple[str, str], changes: dict[str, Any], message: str
+) -> None:
+    dialect, url = database
+    load(url, _frame_with(2, **changes))
+    for strategy in STRATEGIES_BY_DIALECT[dialect]:
+        with Source(model_config(url)) as source, pytest.raises(Exception, match=message) as info:
+            collect(source, request(), strategy=strategy)
+        assert "model 'retail_pd'" in str(info.value)
+
+
+def test_a_text_score_column_is_refused(database: tuple[str, str]) -> None:
+    dialect, url = database
+    load(url, _frame_with(4, pd_score=["high"] * 400))
+    for strategy in STRATEGIES_BY_DIALECT[dialect]:
+        with (
+            Source(model_config(url)) as source,
+            pytest.raises(
+                Exception, match=r"model 'retail_pd'(, column 'pd_score' \(columns.score\))?: .*"
+            ) as info,
+        ):
+            collect(source, request(), strategy=strategy)
+        assert "pd_score" in str(info.value) or "DOUBLE" in str(info.value), str(info.value)
+
+
+def test_a_missing_table_or_column_is_named(database: tuple[str, str]) -> None:
+    _, url = database
+    load(url, loan_frame(seed=2, n=50).drop(columns=["income"]))
+    with (
+        Source(model_config(url, table="nope")) as source,
+        pytest.raises(Exception, match=r"model 'retail_pd': table 'nope' not found"),
+    ):
+        collect(source, request())
+    with (
+        Source(model_config(url)) as source,
+        pytest.raises(
+            Exception,
+            match=r"model 'retail_pd', column 'income' \(characteristics\[0\]\): not found in the",
+        ),
+    ):
+        collect(source, request())
