@@ -160,10 +160,13 @@ class Window(_Strict):
 
 
 class Bins(_Strict):
-    """How many bins the baseline is cut into."""
+    """How the baseline is cut into bins."""
 
     score: int = Field(default=10, ge=2, le=1000)
     characteristics: int = Field(default=10, ge=2, le=1000)
+    #: a score with more distinct baseline values is ranked on a grid of `score_grid` cells
+    max_distinct_scores: int = Field(default=20_000, ge=100, le=1_000_000)
+    score_grid: int = Field(default=2_000, ge=100, le=100_000)
 
 
 class Band(_Strict):

@@ -19,6 +19,9 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import ColumnElement, Date, and_, literal
 
 from riskmon.config import ModelConfig, Period
 
@@ -36,6 +39,12 @@ class DateWindow:
     def end_exclusive(self) -> dt.date:
         """The first date after the window: ``score_date < end_exclusive`` in queries."""
         return self.end + ONE_DAY
+
+    def contains(self, score_date: ColumnElement[Any]) -> ColumnElement[bool]:
+        """SQL: ``start <= score_date < end + 1 day``, the dates bound as typed parameters
+        (a query source's columns carry no type to convert them by)."""
+        start, end = literal(self.start, Date()), literal(self.end_exclusive, Date())
+        return and_(score_date >= start, score_date < end)
 
     def __contains__(self, day: object) -> bool:
         if isinstance(day, dt.datetime):

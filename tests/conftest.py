@@ -65,3 +65,15 @@ def store(engine: Engine) -> MetricStore:
     """A freshly migrated metric store."""
     upgrade(engine)
     return MetricStore(engine)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres), "duckdb"])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """(dialect, URL) of an empty loan-source database: SQLite, PostgreSQL, DuckDB."""
+    if request.param == "sqlite":
+        yield "sqlite", f"sqlite:///{tmp_path / 'loans.db'}"
+    elif request.param == "duckdb":
+        pytest.importorskip("duckdb_engine", reason="DuckDB tests need duckdb-engine")
+        yield "duckdb", f"duckdb:///{tmp_path / 'loans.duckdb'}"
+    else:
+        yield "postgresql", str(request.getfixturevalue("postgres_url"))

@@ -55,6 +55,7 @@ from riskmon.metrics._discrimination import (
     roc_auc,
     roc_auc_from_counts,
 )
+from riskmon.metrics._grid import grid_auc_error_bound, grid_ks_error_bound, score_grid_table
 from riskmon.metrics._lift import (
     lift_table,
     lift_table_from_counts,
@@ -121,6 +122,8 @@ __all__ = [
     "fit_binning",
     "gini",
     "gini_from_counts",
+    "grid_auc_error_bound",
+    "grid_ks_error_bound",
     "infer_kind",
     "information_value",
     "information_value_from_counts",
@@ -149,6 +152,7 @@ __all__ = [
     "roc_curve_from_counts",
     "root_mean_squared_error",
     "root_mean_squared_log_error",
+    "score_grid_table",
     "threshold_table",
     "threshold_table_from_counts",
     "woe_table",

@@ -107,22 +107,29 @@ class BaselineVariable(Base):
 
 
 class BaselineBin(Base):
-    """The baseline's counts in one bin of one variable."""
+    """The baseline's counts in one bin of one variable (and segment).
+
+    ``n_total``/``total`` count every baseline loan (the expected distribution of PSI/CSI);
+    ``n_goods``/``goods`` and ``n_bads``/``bads`` only the loans with a label (WOE/IV).
+    """
 
     __tablename__ = "baseline_bins"
-    __table_args__ = (UniqueConstraint("variable_id", "bin_index"),)
+    __table_args__ = (UniqueConstraint("variable_id", "segment", "bin_index"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     variable_id: Mapped[int] = mapped_column(
         ForeignKey("baseline_variables.id", ondelete="CASCADE")
     )
+    segment: Mapped[str] = mapped_column(String(NAME_LENGTH), default="")
     bin_index: Mapped[int] = mapped_column(Integer)
     label: Mapped[str] = mapped_column(String(NAME_LENGTH))
     n_total: Mapped[int] = mapped_column(Integer)
     total: Mapped[float] = mapped_column()
+    n_goods: Mapped[int | None] = mapped_column(Integer)
+    goods: Mapped[float | None] = mapped_column()
     n_bads: Mapped[int | None] = mapped_column(Integer)
     bads: Mapped[float | None] = mapped_column()
-    share: Mapped[float] = mapped_column()
+    share: Mapped[float | None] = mapped_column()
 
 
 class BaselineFigure(Base):

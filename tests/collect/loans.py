@@ -43,7 +43,9 @@ def loan_frame(seed: int, n: int = 3000, *, weighted: bool = True) -> pd.DataFra
     return frame
 
 
-def model_config(url: str, *, weighted: bool = True, table: str = "loans") -> ModelConfig:
+def model_config(
+    url: str, *, weighted: bool = True, table: str = "loans", **overrides: Any
+) -> ModelConfig:
     columns: dict[str, Any] = {
         "id": "loan_id",
         "score_date": "score_date",
@@ -67,6 +69,7 @@ def model_config(url: str, *, weighted: bool = True, table: str = "loans") -> Mo
                         {"name": "grade", "kind": "categorical"},
                     ],
                     "baseline": {"start": "2024-12-15", "end": "2024-12-31"},
+                    **overrides,
                 }
             ]
         },

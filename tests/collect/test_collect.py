@@ -4,8 +4,6 @@ on every database."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -66,17 +64,6 @@ def request(*, weighted: bool = True, segments: tuple[str, ...] = ("channel",)) 
         weight="exposure" if weighted else None,
         segments=segments,
     )
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres), "duckdb"])
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
-    if request.param == "sqlite":
-        yield "sqlite", f"sqlite:///{tmp_path / 'loans.db'}"
-    elif request.param == "duckdb":
-        pytest.importorskip("duckdb_engine", reason="DuckDB tests need duckdb-engine")
-        yield "duckdb", f"duckdb:///{tmp_path / 'loans.duckdb'}"
-    else:
-        yield "postgresql", str(request.getfixturevalue("postgres_url"))
 
 
 def expected_tables(

@@ -1,0 +1,277 @@
+"""Baselines: the frozen bins and distributions every later run is compared with.
+
+Freezing a model's baseline (on first use, or by ``riskmon baseline freeze MODEL``):
+
+1. one ``GROUP BY`` per variable over the development window counts the loans per distinct
+   value (categorical columns by their text in the database), from which the bins are fitted:
+   equal-frequency edges for the score and each numeric characteristic (by loan count; missing
+   values in their own bin), one bin per level for categorical characteristics (plus the missing
+   and unseen bins);
+2. the score is ranked (KS, AUC, Gini, lift) on its distinct values when it has at most
+   ``bins.max_distinct_scores`` of them, else on a grid of ``bins.score_grid`` equal-frequency
+   cells, whose largest error is stored with every figure;
+3. a collect pass over the development window gives every variable's distribution on its bins
+   (all loans) and its goods and bads (loans with a label), per segment, and the headline
+   figures: KS, AUC, Gini, bad rate, IV per characteristic;
+4. all of it is stored as the model's next baseline version. Runs keep pointing at the version
+   they used; a re-freeze never changes an earlier version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlalchemy import ColumnElement, func, select
+
+from riskmon.collect import (
+    ALL,
+    CollectedTables,
+    CollectRequest,
+    Population,
+    Source,
+    Variable,
+    collect,
+)
+from riskmon.collect.binsql import category_text
+from riskmon.compute import iv_figure, ranking_figures
+from riskmon.config import ModelConfig, model_fingerprint
+from riskmon.metrics import Binning, CountTable, fit_binning, score_grid_table
+from riskmon.plan import DateWindow
+from riskmon.store.repository import (
+    BaselineBinRecord,
+    BaselineVariableRecord,
+    FigureRecord,
+    MetricStore,
+    StoredBaseline,
+)
+
+#: the score on its baseline bins (PSI)
+SCORE = "score"
+#: the score on its distinct values or its grid (KS, AUC, Gini, lift)
+SCORE_RANKING = "score_ranking"
+BASELINE = "baseline"  # every loan of the development window
+DEVELOPMENT = "development"  # the loans of the development window with a label
+
+
+@dataclass(frozen=True)
+class FrozenBins:
+    """The bins a baseline freezes: the score's, the score's ranking grid, each characteristic's."""
+
+    binnings: dict[str, Binning]  # variable -> binning, SCORE included
+    ranking_grid: Binning | None  # None: rank the score on its distinct values
+    score_top: float  # the largest baseline score (values the grid's last cell)
+    n_distinct_scores: int
+
+
+def _value_counts(
+    source: Source, loans: Any, window: DateWindow, expression: ColumnElement[Any]
+) -> tuple[list[Any], np.ndarray]:
+    value = expression.label("v")
+    query = (
+        select(value, func.count().label("n"))
+        .select_from(loans)
+        .where(window.contains(loans.c[source.model.columns.score_date]))
+        .group_by(value)
+    )
+    with source.reading() as connection:
+        rows = connection.execute(query).all()
+    values = [row[0] for row in rows]
+    counts = np.asarray([int(row[1]) for row in rows], dtype=np.float64)
+    return values, counts
+
+
+def fit_bins(model: ModelConfig, source: Source) -> FrozenBins:
+    """Fit the score's and every characteristic's bins on the development window."""
+    loans = source.check_columns()
+    window = DateWindow(model.baseline.start, model.baseline.end)
+    scores, counts = _value_counts(source, loans, window, loans.c[model.columns.score])
+    if not scores:
+        raise source.error(f"no loans scored in the baseline window {window}")
+    if any(s is None for s in scores):
+        n_null = int(sum(c for s, c in zip(scores, counts, strict=True) if s is None))
+        raise source.error(f"expected a score on every baseline loan, got {n_null} with NULL")
+    values = np.asarray(scores, dtype=np.float64)
+    binnings = {
+        SCORE: fit_binning(values, kind="numeric", n_bins=model.bins.score, sample_weight=counts)
+    }
+    grid = None
+    if values.size > model.bins.max_distinct_scores:
+        grid = fit_binning(
+            values, kind="numeric", n_bins=model.bins.score_grid, sample_weight=counts
+        )
+    for characteristic in model.characteristics:
+        column = loans.c[characteristic.source_column]
+        if characteristic.kind == "categorical":
+            levels, level_counts = _value_counts(source, loans, window, category_text(column))
+            binnings[characteristic.name] = fit_binning(
+                np.asarray(levels, dtype=object), kind="categorical", sample_weight=level_counts
+            )
+        else:
+            raw, raw_counts = _value_counts(source, loans, window, column)
+            x = np.asarray([np.nan if v is None else float(v) for v in raw], dtype=np.float64)
+            binnings[characteristic.name] = fit_binning(
+                x, kind="numeric", n_bins=model.bins.characteristics, sample_weight=raw_counts
+            )
+    return FrozenBins(binnings, grid, float(values.max()), int(values.size))
+
+
+def variables(model: ModelConfig, bins: FrozenBins) -> list[Variable]:
+    """What a collect pass reads for ``model`` on frozen ``bins``."""
+    score = model.columns.score
+    out = [
+        Variable(SCORE, score, bins.binnings[SCORE]),
+        Variable(SCORE_RANKING, score, bins.ranking_grid),
+    ]
+    out += [Variable(c.name, c.source_column, bins.binnings[c.name]) for c in model.characteristics]
+    return out
+
+
+def ranking_table(
+    collected: CollectedTables, bins: FrozenBins, population: str, segment: str = ALL
+) -> tuple[CountTable, CountTable | None]:
+    """The score table a population is ranked on, and the grid table behind it (if any)."""
+    table = collected.table(population, SCORE_RANKING, segment)
+    if bins.ranking_grid is None:
+        return table, None
+    return score_grid_table(table, top=bins.score_top), table
+
+
+def _bin_records(
+    collected: CollectedTables, variable: str, segments: Sequence[str]
+) -> tuple[BaselineBinRecord, ...]:
+    records = []
+    for segment in segments:
+        everyone = collected.table(BASELINE, variable, segment)
+        labeled = collected.table(DEVELOPMENT, variable, segment)
+        grand = float(everyone.total.sum())
+        assert labeled.bads is not None
+        assert labeled.n_bads is not None
+        for i, label in enumerate(everyone.labels):
+            records.append(
+                BaselineBinRecord(
+                    bin_index=i,
+                    label=label,
+                    n_total=int(everyone.n_total[i]),
+                    total=float(everyone.total[i]),
+                    segment=segment,
+                    n_goods=int(labeled.n_goods[i]),
+                    goods=float(labeled.goods[i]),
+                    n_bads=int(labeled.n_bads[i]),
+                    bads=float(labeled.bads[i]),
+                    share=float(everyone.total[i]) / grand if grand > 0 else None,
+                )
+            )
+    return tuple(records)
+
+
+def freeze(model: ModelConfig, source: Source, store: MetricStore) -> StoredBaseline:
+    """Fit, collect, measure and store a new baseline version of ``model``."""
+    bins = fit_bins(model, source)
+    window = DateWindow(model.baseline.start, model.baseline.end)
+    request = CollectRequest(
+        populations=[
+            Population(BASELINE, window, labeled=False),
+            Population(DEVELOPMENT, window, labeled=True),
+        ],
+        variables=variables(model, bins),
+        score_date=model.columns.score_date,
+        label=model.columns.label,
+        weight=model.columns.weight,
+        segments=model.columns.segments,
+    )
+    collected = collect(source, request)
+    segments = [s for s in collected.segments() if (DEVELOPMENT, SCORE, s) in collected.tables]
+    figures: list[FigureRecord] = []
+    for segment in segments:
+        scores, grid = ranking_table(collected, bins, DEVELOPMENT, segment)
+        figures += ranking_figures(
+            scores,
+            higher_is_riskier=model.higher_is_riskier,
+            population=BASELINE,
+            segment=segment,
+            grid=grid,
+        )
+        figures += [
+            iv_figure(
+                collected.table(DEVELOPMENT, c.name, segment),
+                variable=c.name,
+                population=BASELINE,
+                segment=segment,
+            )
+            for c in model.characteristics
+        ]
+    ranking_params: dict[str, Any] = {
+        "n_distinct_scores": bins.n_distinct_scores,
+        "max_distinct_scores": model.bins.max_distinct_scores,
+        "score_top": bins.score_top,
+    }
+    records = [
+        BaselineVariableRecord(
+            variable=name,
+            kind="score" if name == SCORE else binning.kind,
+            binning=binning.to_dict(),
+            params={
+                "n_bins_requested": model.bins.score
+                if name == SCORE
+                else model.bins.characteristics
+            },
+            bins=_bin_records(collected, name, segments),
+        )
+        for name, binning in bins.binnings.items()
+    ]
+    records.append(
+        BaselineVariableRecord(
+            variable=SCORE_RANKING,
+            kind="score_values" if bins.ranking_grid is None else "score_grid",
+            binning={"kind": "values"}
+            if bins.ranking_grid is None
+            else bins.ranking_grid.to_dict(),
+            params=ranking_params,
+        )
+    )
+    everyone = collected.counts[(BASELINE, ALL)]
+    development = collected.table(DEVELOPMENT, SCORE)
+    return store.save_baseline(
+        model.name,
+        score_direction=model.score_direction,
+        window=(window.start, window.end),
+        config_hash=model_fingerprint(model),
+        n_rows=everyone.n_rows,
+        n_bads=int(development.n_bads.sum()) if development.n_bads is not None else None,
+        variables=records,
+        figures=figures,
+    )
+
+
+def frozen_bins(baseline: StoredBaseline) -> FrozenBins:
+    """The bins of a stored baseline, ready for a collect pass."""
+    binnings = {
+        name: Binning.from_dict(var.binning)
+        for name, var in baseline.variables.items()
+        if name != SCORE_RANKING
+    }
+    ranking = baseline.variables[SCORE_RANKING]
+    grid = None if ranking.kind == "score_values" else Binning.from_dict(ranking.binning)
+    return FrozenBins(
+        binnings=binnings,
+        ranking_grid=grid,
+        score_top=float(ranking.params["score_top"]),
+        n_distinct_scores=int(ranking.params["n_distinct_scores"]),
+    )
+
+
+def baseline_table(baseline: StoredBaseline, variable: str, segment: str = ALL) -> CountTable:
+    """A variable's baseline distribution (all loans) as an unlabeled count table."""
+    var = baseline.variables[variable]
+    bins = [b for b in var.bins if b.segment == segment]
+    binning = Binning.from_dict(var.binning)
+    rows = [(b.bin_index, None, b.n_total, b.total) for b in bins]
+    return CountTable.from_rows(rows, binning=binning, labeled=False)
+
+
+def latest_or_freeze(model: ModelConfig, source: Source, store: MetricStore) -> StoredBaseline:
+    """The model's newest baseline, frozen now if it has none."""
+    return store.latest_baseline(model.name) or freeze(model, source, store)
