@@ -17,6 +17,8 @@ from riskmon.store.migrate import upgrade
 
 #: the PostgreSQL server tests may create throw-away databases on (set by .ci/run)
 POSTGRES_ENV = "RISKMON_TEST_POSTGRES_URL"
+#: the MariaDB/MySQL server tests may create throw-away databases on (set by .ci/run)
+MARIADB_ENV = "RISKMON_TEST_MARIADB_URL"
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -45,6 +47,24 @@ def postgres_url() -> Iterator[str]:
         admin.dispose()
 
 
+@pytest.fixture
+def mariadb_url() -> Iterator[str]:
+    """A fresh, empty MariaDB/MySQL database, dropped afterwards."""
+    server = os.environ.get(MARIADB_ENV)
+    if not server:
+        pytest.skip(f"MariaDB tests need {MARIADB_ENV} (e.g. mysql+pymysql://root@127.0.0.1/test)")
+    name = f"riskmon_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f"CREATE DATABASE `{name}`"))
+    try:
+        yield make_url(server).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f"DROP DATABASE IF EXISTS `{name}`"))
+        admin.dispose()
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def store_url(request: pytest.FixtureRequest) -> str:
     """An empty database on each supported store backend."""
@@ -67,7 +87,14 @@ def store(engine: Engine) -> MetricStore:
     return MetricStore(engine)
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres), "duckdb"])
+@pytest.fixture(
+    params=[
+        "sqlite",
+        pytest.param("postgresql", marks=pytest.mark.postgres),
+        "duckdb",
+        pytest.param("mysql", marks=pytest.mark.mariadb),
+    ]
+)
 def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
     """(dialect, URL) of an empty loan-source database: SQLite, PostgreSQL, DuckDB."""
     if request.param == "sqlite":
@@ -75,5 +102,7 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[s
     elif request.param == "duckdb":
         pytest.importorskip("duckdb_engine", reason="DuckDB tests need duckdb-engine")
         yield "duckdb", f"duckdb:///{tmp_path / 'loans.duckdb'}"
+    elif request.param == "mysql":
+        yield "mysql", str(request.getfixturevalue("mariadb_url"))
     else:
         yield "postgresql", str(request.getfixturevalue("postgres_url"))
