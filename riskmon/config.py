@@ -182,12 +182,39 @@ class Band(_Strict):
         return self
 
 
+class Drop(_Strict):
+    """Amber and red levels of a relative drop against the baseline (0.05 = 5 % lower)."""
+
+    amber: float = Field(default=0.05, ge=0)
+    red: float = Field(default=0.10, ge=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Drop:
+        if self.red < self.amber:
+            raise ValueError(f"expected amber <= red, got amber {self.amber} and red {self.red}")
+        return self
+
+
 class Thresholds(_Strict):
     """Alert thresholds; the defaults are the industry's usual bands."""
 
+    #: KS outside [low, high] is red
     ks: tuple[float, float] = (0.20, 0.75)
+    #: score PSI (current population against the baseline)
     psi: Band = Band()
+    #: CSI of every characteristic
     csi: Band = Band()
+    #: relative drop of AUC and of Gini against the baseline's
+    auc_drop: Drop = Drop()
+    gini_drop: Drop = Drop()
+    #: relative drop of a characteristic's IV against the baseline's
+    iv_drop: Drop = Drop(amber=0.25, red=0.50)
+    #: relative change (up or down) of the current population's size against the previous run
+    volume_change: Band = Band(amber=0.25, red=0.50)
+    #: change of a characteristic's missing rate against the baseline, in rate points
+    missing_rate_change: Band = Band(amber=0.05, red=0.10)
+    #: fewer bads than this in the performance cohort: discrimination is not evaluable
+    min_bads: int = Field(default=30, ge=1)
 
     @field_validator("ks")
     @classmethod

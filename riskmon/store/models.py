@@ -40,6 +40,7 @@ NAMING_CONVENTION = {
 RUN_STATUSES = ("running", "succeeded", "failed")
 ALERT_STATUSES = ("GREEN", "AMBER", "RED", "NOT_EVALUABLE")
 NOTIFY_STATES = ("pending", "sent", "failed", "not_needed")
+DELIVERY_STATES = ("sent", "failed")
 POPULATIONS = ("current", "performance", "baseline")
 
 NAME_LENGTH = 200
@@ -246,3 +247,22 @@ class Alert(Base):
     notify_attempts: Mapped[int] = mapped_column(Integer, default=0)
     notify_error: Mapped[str | None] = mapped_column(Text)
     notified_at: Mapped[dt.datetime | None] = mapped_column()
+
+
+class Delivery(Base):
+    """One notification of a run to one channel: sent, or failed and retried on a later run."""
+
+    __tablename__ = "deliveries"
+    __table_args__ = (
+        UniqueConstraint("run_id", "channel"),
+        CheckConstraint(_in("state", DELIVERY_STATES), name="state"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    channel: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    state: Mapped[str] = mapped_column(String(SHORT))
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    last_attempt_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    sent_at: Mapped[dt.datetime | None] = mapped_column()

@@ -14,7 +14,7 @@ import os
 import socket
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from sqlalchemy import Engine, delete, func, select, update
@@ -152,6 +152,47 @@ class RunRecord:
     riskmon_version: str
     config_hash: str
     baseline_id: int | None
+
+
+@dataclass(frozen=True)
+class StoredAlert:
+    """An alert as stored, with its notification state."""
+
+    id: int
+    run_id: int
+    rule: str
+    status: str
+    value: float | None
+    thresholds: dict[str, Any]
+    message: str
+    variable: str
+    segment: str
+    notify_state: str
+    notify_attempts: int
+    notify_error: str | None
+
+
+@dataclass(frozen=True)
+class DeliveryRecord:
+    """One notification of a run to one channel."""
+
+    run_id: int
+    channel: str
+    state: str
+    attempts: int
+    last_error: str | None
+    last_attempt_at: dt.datetime
+    sent_at: dt.datetime | None
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    """One figure of one succeeded run."""
+
+    as_of: dt.date
+    value: float | None
+    reason: str | None
+    run_id: int
 
 
 @dataclass(frozen=True)
@@ -549,8 +590,140 @@ class MetricStore:
                 figures=figures,
             )
 
+    def latest_run(
+        self, model: str, *, before: dt.date | None = None, status: str | None = "succeeded"
+    ) -> RunRecord | None:
+        """The newest run of ``model`` (as-of date before ``before``; with ``status``)."""
+        query = (
+            select(m.Run, m.Model.name)
+            .join(m.Model, m.Model.id == m.Run.model_id)
+            .where(m.Model.name == model)
+            .order_by(m.Run.as_of.desc())
+            .limit(1)
+        )
+        if before is not None:
+            query = query.where(m.Run.as_of < before)
+        if status is not None:
+            query = query.where(m.Run.status == status)
+        with self._session() as session:
+            row = session.execute(query).first()
+            return None if row is None else self._run_record(row[0], row[1])
+
+    def bins(self, run_id: int) -> list[BinRecord]:
+        """Every bin statistic of a run."""
+        query = select(m.BinStat).where(m.BinStat.run_id == run_id).order_by(m.BinStat.id)
+        columns = [f.name for f in fields(BinRecord)]
+        with self._session() as session:
+            return [
+                BinRecord(**{c: getattr(b, c) for c in columns}) for b in session.scalars(query)
+            ]
+
+    def alerts(self, run_id: int) -> list[StoredAlert]:
+        """Every alert of a run, with its notification state."""
+        query = select(m.Alert).where(m.Alert.run_id == run_id).order_by(m.Alert.id)
+        columns = [f.name for f in fields(StoredAlert)]
+        with self._session() as session:
+            return [
+                StoredAlert(**{c: getattr(a, c) for c in columns}) for a in session.scalars(query)
+            ]
+
+    def history(
+        self,
+        model: str,
+        name: str,
+        *,
+        variable: str = "",
+        segment: str = "",
+        population: str,
+    ) -> list[HistoryPoint]:
+        """One figure over the succeeded runs of ``model``, oldest first."""
+        query = (
+            select(m.Run.as_of, m.Figure.value, m.Figure.reason, m.Run.id)
+            .join(m.Figure, m.Figure.run_id == m.Run.id)
+            .join(m.Model, m.Model.id == m.Run.model_id)
+            .where(
+                m.Model.name == model,
+                m.Run.status == "succeeded",
+                m.Figure.name == name,
+                m.Figure.variable == variable,
+                m.Figure.segment == segment,
+                m.Figure.population == population,
+            )
+            .order_by(m.Run.as_of)
+        )
+        with self._session() as session:
+            return [HistoryPoint(*row) for row in session.execute(query)]
+
+    # ------------------------------------------------------------------ notifications
+    def record_delivery(self, run_id: int, channel: str, *, error: str | None) -> None:
+        """Record one attempt to notify ``channel`` of a run: sent, or failed with ``error``."""
+        now = m.utcnow()
+        state = "failed" if error else "sent"
+        values: dict[str, Any] = {
+            "state": state,
+            "last_error": redact(error) if error else None,
+            "last_attempt_at": now,
+            "sent_at": None if error else now,
+        }
+        with self._session() as session:
+            existing = session.scalar(
+                select(m.Delivery).where(m.Delivery.run_id == run_id, m.Delivery.channel == channel)
+            )
+            if existing is None:
+                session.add(m.Delivery(run_id=run_id, channel=channel, attempts=1, **values))
+            else:
+                for key, value in values.items():
+                    setattr(existing, key, value)
+                existing.attempts += 1
+
+    def deliveries(self, run_id: int) -> list[DeliveryRecord]:
+        """The notifications of a run."""
+        query = select(m.Delivery).where(m.Delivery.run_id == run_id).order_by(m.Delivery.id)
+        with self._session() as session:
+            return [self._delivery(d) for d in session.scalars(query)]
+
+    def failed_deliveries(self, model: str) -> list[DeliveryRecord]:
+        """Notifications of ``model``'s runs that failed and have not been sent since."""
+        query = (
+            select(m.Delivery)
+            .join(m.Run, m.Run.id == m.Delivery.run_id)
+            .join(m.Model, m.Model.id == m.Run.model_id)
+            .where(m.Model.name == model, m.Delivery.state == "failed")
+            .order_by(m.Run.as_of, m.Delivery.id)
+        )
+        with self._session() as session:
+            return [self._delivery(d) for d in session.scalars(query)]
+
+    @staticmethod
+    def _delivery(d: m.Delivery) -> DeliveryRecord:
+        attempted = _utc(d.last_attempt_at)
+        assert attempted is not None
+        return DeliveryRecord(
+            run_id=d.run_id,
+            channel=d.channel,
+            state=d.state,
+            attempts=d.attempts,
+            last_error=d.last_error,
+            last_attempt_at=attempted,
+            sent_at=_utc(d.sent_at),
+        )
+
+    def set_notify_state(self, run_id: int, state: str, *, error: str | None = None) -> None:
+        """Set the notification state of every alert of a run."""
+        values: dict[str, Any] = {
+            "notify_state": state,
+            "notify_error": redact(error) if error else None,
+        }
+        if state in ("sent", "failed"):
+            values["notify_attempts"] = m.Alert.notify_attempts + 1
+        if state == "sent":
+            values["notified_at"] = m.utcnow()
+        with self._session() as session:
+            session.execute(update(m.Alert).where(m.Alert.run_id == run_id).values(**values))
+
     def count_rows(self, table: str) -> int:
         """Number of rows in one of the store's tables (used by checks and tests)."""
-        model = {cls.__tablename__: cls for cls in (m.Figure, m.BinStat, m.Alert, m.Run)}[table]
+        tables = (m.Figure, m.BinStat, m.Alert, m.Run, m.Delivery, m.Baseline)
+        model = {cls.__tablename__: cls for cls in tables}[table]
         with self._session() as session:
             return session.execute(select(func.count()).select_from(model)).scalar_one()
