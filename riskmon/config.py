@@ -103,6 +103,35 @@ class StoreConfig(_Strict):
 
     url: DatabaseURL = DEFAULT_STORE_URL
     reports_dir: Path = Path("reports")
+    #: where reports_dir is served, for links in notifications (none: reports are attached)
+    reports_url: str | None = None
+
+
+class SmtpConfig(_Strict):
+    """The mail server e-mail notifications go through."""
+
+    host: str = "localhost"
+    port: int = Field(default=25, ge=1, le=65535)
+    username: str | None = None
+    password: str | None = None
+    sender: str = "riskmon@localhost"
+    starttls: bool = False
+    ssl: bool = False
+    timeout_seconds: float = Field(default=10.0, gt=0)
+    #: larger reports are linked (store.reports_url) or left out, not attached
+    max_attachment_bytes: int = Field(default=5_000_000, ge=0)
+
+
+class SchedulerConfig(_Strict):
+    """How `riskmon schedule` runs the models' cron schedules."""
+
+    timezone: str = "UTC"
+    #: a run whose time passed less than this long ago still starts (APScheduler misfire)
+    misfire_grace_seconds: int = Field(default=3600, ge=1)
+    #: on start, run the as-of dates missed since each model's last successful run
+    catch_up: bool = True
+    #: at most this many missed dates per model are caught up (the newest ones)
+    max_catch_up_runs: int = Field(default=31, ge=0)
 
 
 class SourceConfig(_Strict):
@@ -284,6 +313,8 @@ class RiskmonConfig(_Strict):
     """The whole deployment."""
 
     store: StoreConfig = StoreConfig()
+    smtp: SmtpConfig = SmtpConfig()
+    scheduler: SchedulerConfig = SchedulerConfig()
     models: list[ModelConfig] = Field(default_factory=list)
 
     @field_validator("models")

@@ -209,6 +209,20 @@ def default_owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+def _owner_is_dead(owner: str) -> bool:
+    """Whether a run's owner was a process on this host that no longer exists."""
+    host, _, pid = owner.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, under another user
+        return False
+    return False
+
+
 def _utc(value: dt.datetime | None) -> dt.datetime | None:
     # SQLite hands back naive datetimes; everything riskmon writes is UTC.
     if value is None or value.tzinfo is not None:
@@ -310,13 +324,15 @@ class MetricStore:
         except IntegrityError:
             pass  # the date has a run already: take it over unless it is live
         with self._session() as session:
+            holder = session.scalar(
+                select(m.Run.owner).where(m.Run.model_id == model_id, m.Run.as_of == as_of)
+            )
+            takeable = (m.Run.status != "running") | (m.Run.heartbeat_at < now - stale_after)
+            if holder is not None and _owner_is_dead(holder):  # killed here: no need to wait
+                takeable = takeable | (m.Run.owner == holder)
             taken = session.execute(
                 update(m.Run)
-                .where(
-                    m.Run.model_id == model_id,
-                    m.Run.as_of == as_of,
-                    (m.Run.status != "running") | (m.Run.heartbeat_at < now - stale_after),
-                )
+                .where(m.Run.model_id == model_id, m.Run.as_of == as_of, takeable)
                 .values(**claim)
             )
             if taken.rowcount != 1:  # type: ignore[attr-defined]
