@@ -33,7 +33,7 @@ STRATEGIES: tuple[Strategy, ...] = ("auto", "grouping_sets", "union_all", "per_v
 
 #: the strategy "auto" picks per dialect, from the measurements in benchmarks/collect.md
 DEFAULT_STRATEGY: dict[str, Strategy] = {
-    "postgresql": "grouping_sets",
+    "postgresql": "union_all",
     "duckdb": "grouping_sets",
     "sqlite": "stream",
     "mysql": "union_all",

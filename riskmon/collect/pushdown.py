@@ -12,6 +12,13 @@ segment columns, label and bin. Three query shapes, picked per dialect (see
   most engines scan once per variable);
 - ``per_variable``: one statement per variable.
 
+On PostgreSQL the statements run with two planner settings, local to the read-only transaction
+(``set_config(..., true)``): ``enable_sort = off`` and ``jit = off``. The grouped result is small
+by construction (bins x segments x labels), but the planner estimates the groups of a ``CASE``
+from the distinct values of the column inside it, so with the default ``work_mem`` it sorts every
+row (spilling to disk) instead of hashing; and compiling the ``CASE`` trees just in time costs
+more than it saves. Hash aggregation still spills to disk if a table really is large.
+
 Windows that overlap (a backtest whose baseline overlaps the current window) are read by
 separate statements, so that a loan counts in every population whose window holds it.
 """
@@ -33,6 +40,7 @@ from sqlalchemy import (
     literal,
     or_,
     select,
+    true,
     tuple_,
     union_all,
 )
@@ -95,11 +103,17 @@ class _Columns:
             return column
         return bin_expression(column, variable.binning)
 
-    def measures(self) -> list[ColumnElement[Any]]:
+    def measures(self, *, check_weights: bool = True) -> list[ColumnElement[Any]]:
+        """Row count and summed weight; the invalid-weight count only where it is read (once
+        per population: every variable sees the same rows)."""
         out: list[ColumnElement[Any]] = [func.count().label("n")]
         if self.weight is not None:
-            invalid = case((or_(self.weight.is_(None), self.weight < 0), 1), else_=0)
-            out += [func.sum(self.weight).label("w"), func.sum(invalid).label("bad_weights")]
+            invalid: ColumnElement[Any] = (
+                func.sum(case((or_(self.weight.is_(None), self.weight < 0), 1), else_=0))
+                if check_weights
+                else literal(0)
+            )
+            out += [func.sum(self.weight).label("w"), invalid.label("bad_weights")]
         return out
 
 
@@ -108,7 +122,8 @@ def _grouped(cols: _Columns, variable: Variable, tag: bool) -> Select[Any]:
     head: list[ColumnElement[Any]] = [cols.population]
     if tag:
         head.append(literal(variable.name).label("variable"))
-    columns = [*head, *cols.segments, cols.label, key, *cols.measures()]
+    first = variable.name == cols.request.variables[0].name
+    columns = [*head, *cols.segments, cols.label, key, *cols.measures(check_weights=first)]
     return (
         select(*columns)
         .select_from(cols.loans)
@@ -147,6 +162,16 @@ def _grouping_sets(cols: _Columns, variables: Sequence[Variable]) -> Select[Any]
     )
 
 
+#: planner settings for the collect statements on PostgreSQL (see the module docstring)
+POSTGRESQL_SETTINGS = {"enable_sort": "off", "jit": "off"}
+
+
+def _tune(connection: Connection) -> None:
+    if connection.dialect.name == "postgresql":
+        for name, value in POSTGRESQL_SETTINGS.items():
+            connection.execute(select(func.set_config(literal(name), literal(value), true())))
+
+
 def run(
     connection: Connection, loans: FromClause, request: CollectRequest, shape: Shape
 ) -> tuple[Aggregate, int]:
@@ -155,13 +180,13 @@ def run(
     s = len(request.segments)
     n_measures = 3 if request.weight else 1
     invalid_weights = 0
+    first_variable = request.variables[0].name
+    _tune(connection)
     for statement, variables in statements(loans, request, shape):
         for row in connection.execute(statement):
             values = tuple(row)
             head, measures = values[:-n_measures], values[-n_measures:]
             n, w = int(measures[0]), (measures[1] if request.weight else None)
-            if request.weight:
-                invalid_weights += int(measures[2] or 0)
             if variables is None:  # population, variable, segments..., label, key
                 population, name = head[0], head[1]
                 segment_values, label, key = head[2 : 2 + s], head[2 + s], head[3 + s]
@@ -171,5 +196,7 @@ def run(
                 keys, flags = head[2 + s : 2 + s + k], head[2 + s + k :]
                 (index,) = [i for i, flag in enumerate(flags) if int(flag) == 0]
                 name, key = variables[index].name, keys[index]
+            if request.weight and name == first_variable:
+                invalid_weights += int(measures[2] or 0)
             aggregate.add((population, name, tuple(segment_values), label, key), n, w)
     return aggregate, invalid_weights

@@ -22,8 +22,9 @@ from riskmon.collect.pushdown import _Columns, disjoint_groups
 from riskmon.collect.tables import Aggregate, CollectRequest, ColumnDataError, Variable
 from riskmon.errors import InvalidDataError
 
-#: rows per chunk; about 8 bytes x columns x rows of memory per chunk
-DEFAULT_CHUNK_ROWS = 200_000
+#: rows per chunk; a chunk arrives as Python objects, far more than 8 bytes a value (peak RSS
+#: on 25 columns, benchmarks/collect.md: about 970 MB at 200,000 rows a chunk, 380 MB at 50,000)
+DEFAULT_CHUNK_ROWS = 50_000
 
 
 def _source_expression(cols: _Columns, variable: Variable) -> ColumnElement[Any]:
