@@ -1,0 +1,33 @@
+"""Notify: tell people about a finished run — a log line always, webhooks and e-mail by policy.
+
+:func:`notify_run` is called once a run has been stored (succeeded or failed). It logs the run
+on the ``riskmon.notify`` logger (WARNING for a RED or failed run, INFO otherwise), re-sends the
+notifications of the model's earlier runs that could not be delivered, then notifies each
+channel of ``models[].notify`` that its ``notify_on`` selects:
+
+- a **webhook** gets a JSON POST whose ``text`` renders in Slack and whose ``riskmon`` object
+  holds the model, as-of date, status and every alert;
+- an **e-mail** address gets ``[riskmon] <model> <as-of>: <status>`` with a plain-text body and
+  the HTML report attached when it is small enough (else linked under ``store.reports_url``).
+
+A channel that is down never fails the run: the attempt is recorded in the store and retried
+on the next run. Channels are named by keys that hold no secret (``webhook:<digest>``,
+``email:<address>``).
+"""
+
+from riskmon.notify._delivery import MAX_ERROR_CHARS, DeliveryAttempt, DeliveryError
+from riskmon.notify._dispatch import MAX_DELIVERY_ATTEMPTS, notify_run
+from riskmon.notify._policy import FAILED, channel_key, should_notify
+from riskmon.notify._webhook import WEBHOOK_TIMEOUT_SECONDS
+
+__all__ = [
+    "FAILED",
+    "MAX_DELIVERY_ATTEMPTS",
+    "MAX_ERROR_CHARS",
+    "WEBHOOK_TIMEOUT_SECONDS",
+    "DeliveryAttempt",
+    "DeliveryError",
+    "channel_key",
+    "notify_run",
+    "should_notify",
+]
