@@ -7,12 +7,16 @@ import datetime as dt
 import email
 import email.policy
 import json
+import shutil
 import socket
+import ssl
+import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -137,11 +141,25 @@ class MailServer:
     port: int
     messages: list[EmailMessage] = field(default_factory=list)
     recipients: list[list[str]] = field(default_factory=list)
+    #: per message: the login it came with (None: none), and whether it came over TLS
+    logins: list[str | None] = field(default_factory=list)
+    encrypted: list[bool] = field(default_factory=list)
 
 
 class _Inbox:
-    def __init__(self) -> None:
+    def __init__(self, login: tuple[str, str] | None) -> None:
+        self.login = login
         self.server: MailServer | None = None
+
+    def authenticate(
+        self, server: SMTPServer, session: Session, envelope: Envelope, mechanism: str, data: Any
+    ) -> AuthResult:
+        # handled=False: aiosmtpd then answers a refusal with 535 itself
+        if not isinstance(data, LoginPassword):
+            return AuthResult(success=False, handled=False)
+        given = (data.login.decode(), data.password.decode())
+        ok = given == self.login
+        return AuthResult(success=ok, handled=False, auth_data=given[0] if ok else None)
 
     async def handle_DATA(self, server: SMTPServer, session: Session, envelope: Envelope) -> str:
         assert self.server is not None
@@ -150,48 +168,63 @@ class _Inbox:
         assert isinstance(parsed, EmailMessage)
         self.server.messages.append(parsed)
         self.server.recipients.append(list(envelope.rcpt_tos))
+        self.server.logins.append(session.auth_data if session.authenticated else None)
+        transport = server.transport
+        assert transport is not None
+        self.server.encrypted.append(transport.get_extra_info("ssl_object") is not None)
         return "250 Message accepted"
+
+
+@pytest.fixture(scope="session")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 (certificate file, key file), made by openssl."""
+    if shutil.which("openssl") is None:
+        pytest.skip("TLS tests need the openssl command to make a certificate")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    request = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
+    subject = ["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
+    subprocess.run(
+        [*request, "-keyout", str(key), "-out", str(cert), *subject],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    return cert, key
 
 
 @pytest.fixture
 def smtp_server() -> Iterator[Callable[..., MailServer]]:
-    """Start SMTP servers: ``smtp_server(port=None, login=None)``; all stopped afterwards.
+    """Start SMTP servers; all stopped afterwards.
 
-    ``login=(user, password)`` makes the server require that login (over plain SMTP: the test
-    has no certificate).
+    ``smtp_server(port=None, login=None, tls=None, implicit_tls=False)``: ``login=(user,
+    password)`` offers AUTH and accepts that login only; ``tls=(cert, key)`` offers STARTTLS
+    with that certificate and then requires it before AUTH, or with ``implicit_tls`` speaks TLS
+    from the first byte (SMTPS). Without TLS, AUTH is offered in the clear but not required
+    (aiosmtpd warns about requiring it so).
     """
     started: list[Controller] = []
 
-    def start(*, port: int | None = None, login: tuple[str, str] | None = None) -> MailServer:
-        inbox = _Inbox()
+    def start(
+        *,
+        port: int | None = None,
+        login: tuple[str, str] | None = None,
+        tls: tuple[Path, Path] | None = None,
+        implicit_tls: bool = False,
+    ) -> MailServer:
+        inbox = _Inbox(login)
         kwargs: dict[str, Any] = {}
         if login is not None:
-
-            def authenticate(
-                server: SMTPServer, session: Session, envelope: Envelope, mechanism: str, data: Any
-            ) -> AuthResult:
-                ok = (
-                    isinstance(data, LoginPassword)
-                    and (
-                        data.login.decode(),
-                        data.password.decode(),
-                    )
-                    == login
-                )
-                return AuthResult(success=ok)
-
-            kwargs = {
-                "authenticator": authenticate,
-                "auth_require_tls": False,
-                "auth_required": True,
-            }
+            # aiosmtpd only counts STARTTLS as TLS for AUTH; SMTPS is encrypted from the start
+            in_tls = tls is not None and not implicit_tls
+            kwargs |= {"authenticator": inbox.authenticate, "auth_require_tls": in_tls}
+        if tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            kwargs |= {"ssl_context": context} if implicit_tls else {"tls_context": context}
         chosen = port or free_port()
         controller = Controller(
-            inbox,
-            hostname="127.0.0.1",
-            port=chosen,
-            ready_timeout=SOCKET_TIMEOUT,
-            server_kwargs=kwargs,
+            inbox, hostname="127.0.0.1", port=chosen, ready_timeout=SOCKET_TIMEOUT, **kwargs
         )
         controller.start()
         started.append(controller)
