@@ -7,14 +7,19 @@ Every message goes through :func:`~riskmon.redact.redact` so passwords never rea
 
 from __future__ import annotations
 
+import csv
+import datetime as dt
+import io
+import json
 import logging
 import os
 import sys
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
@@ -23,6 +28,9 @@ from riskmon.config import CONFIG_ENV_VAR, RiskmonConfig, load_config, resolve_c
 from riskmon.errors import RiskmonError
 from riskmon.redact import RedactingFilter, mask_url, redact
 from riskmon.store.repository import MetricStore
+
+if TYPE_CHECKING:
+    from riskmon.run import RunOutcome
 
 
 class _CliError(click.ClickException):
@@ -275,8 +283,243 @@ def baseline_show(app: _App, model: str) -> None:
         )
 
 
+# --------------------------------------------------------------------------- runs
+
+#: exit codes of `riskmon run` and `riskmon backfill`, for cron and orchestrators
+EXIT_OK, EXIT_ALERT, EXIT_USAGE, EXIT_RUN_FAILED = 0, 1, 2, 3
+_FAIL_ON = {"red": ("RED",), "amber": ("AMBER", "RED")}
+_DATE = click.DateTime(formats=["%Y-%m-%d"])
+_STRATEGY_OPTION = click.option(
+    "--strategy",
+    type=click.Choice(["auto", "grouping_sets", "union_all", "per_variable", "stream"]),
+    default="auto",
+    show_default=True,
+    help="How count tables are read: SQL pushdown shapes, or a streaming read.",
+)
+
+
+def _exit_code(outcomes: Sequence[RunOutcome], fail_on: str | None) -> int:
+    if any(not o.ok for o in outcomes):
+        return EXIT_RUN_FAILED
+    if fail_on and any(o.alert_status in _FAIL_ON[fail_on] for o in outcomes):
+        return EXIT_ALERT
+    return EXIT_OK
+
+
+def _echo_outcome(outcome: RunOutcome) -> None:
+    head = f"{outcome.model} as of {outcome.as_of}: {outcome.status}"
+    if not outcome.ok:
+        click.echo(f"{head}: {outcome.error}")
+        return
+    counts = Counter(a.status for a in outcome.alerts)
+    tally = ", ".join(f"{counts[s]} {s.lower()}" for s in ("RED", "AMBER") if counts[s])
+    figures = {(f.name, f.variable): f.value for f in outcome.figures if f.segment == ""}
+    shown = ", ".join(
+        f"{label} {_show(figures.get(key))}"
+        for label, key in (("KS", ("ks", "")), ("AUC", ("auc", "")), ("PSI", ("psi", "score")))
+    )
+    click.echo(f"{head}, {outcome.alert_status}{f' ({tally})' if tally else ''}; {shown}")
+    for alert in outcome.alerts:
+        if alert.status in ("RED", "AMBER"):
+            click.echo(f"  {alert.status:5} {alert.rule}: {alert.message}")
+    if outcome.report_path:
+        click.echo(f"  report: {outcome.report_path}")
+
+
+@cli.command("run")
+@click.argument("models", nargs=-1)
+@click.option("--as-of", type=_DATE, default=None, help="As-of date (YYYY-MM-DD). Default: today.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json: one machine-readable summary per model.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["red", "amber"]),
+    default=None,
+    help="Exit 1 when a run raised an alert at least this severe.",
+)
+@_STRATEGY_OPTION
+@click.pass_obj
+def run_command(
+    app: _App,
+    models: tuple[str, ...],
+    as_of: dt.datetime | None,
+    fmt: str,
+    fail_on: str | None,
+    strategy: str,
+) -> None:
+    """Run MODELS (default: every model) as of a date: collect, compute, evaluate, store.
+
+    Exit codes: 0 every run succeeded; 1 a run raised an alert at --fail-on severity;
+    2 a usage or configuration error; 3 a run failed (or another process holds it).
+    """
+    from riskmon.run import run_models
+
+    config = app.config()
+    day = as_of.date() if as_of else dt.date.today()
+    with _store(app) as store:
+        outcomes = run_models(config, models, day, store=store, strategy=strategy)  # type: ignore[arg-type]
+    if fmt == "json":
+        click.echo(json.dumps([o.summary() for o in outcomes], indent=2, default=str))
+    else:
+        for outcome in outcomes:
+            _echo_outcome(outcome)
+    raise SystemExit(_exit_code(outcomes, fail_on))
+
+
+@cli.command("backfill")
+@click.argument("model")
+@click.option("--from", "start", type=_DATE, required=True, help="First as-of date.")
+@click.option("--to", "end", type=_DATE, required=True, help="Last as-of date (inclusive).")
+@click.option(
+    "--every",
+    type=click.Choice(["day", "week", "month"]),
+    default="month",
+    show_default=True,
+    help="Step between as-of dates (months keep month ends).",
+)
+@_STRATEGY_OPTION
+@click.pass_obj
+def backfill_command(
+    app: _App, model: str, start: dt.datetime, end: dt.datetime, every: str, strategy: str
+) -> None:
+    """Run MODEL as of every date from --from to --to, oldest first, with a progress bar."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from riskmon.config import Period
+    from riskmon.plan import as_of_dates
+    from riskmon.run import run_model
+
+    config = app.config()
+    chosen = config.model(model)
+    if end < start:
+        raise _CliError(f"--to {end:%Y-%m-%d} is before --from {start:%Y-%m-%d}", EXIT_USAGE)
+    dates = as_of_dates(start.date(), end.date(), Period(count=1, unit=every))
+    outcomes: list[RunOutcome] = []
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with _store(app) as store, Progress(*columns, transient=False) as progress:
+        task = progress.add_task(f"{chosen.name}", total=len(dates))
+        for day in dates:
+            progress.update(task, description=f"{chosen.name} as of {day}")
+            outcome = run_model(config, chosen, day, store=store, strategy=strategy)  # type: ignore[arg-type]
+            outcomes.append(outcome)
+            progress.advance(task)
+    for outcome in outcomes:
+        _echo_outcome(outcome)
+    failed = sum(not o.ok for o in outcomes)
+    click.echo(f"{chosen.name}: {len(outcomes) - failed} of {len(outcomes)} runs succeeded")
+    raise SystemExit(_exit_code(outcomes, None))
+
+
+#: the population a figure is read from when --population is not given
+_FIGURE_POPULATION = {
+    "psi": "current",
+    "csi": "current",
+    "missing_rate": "current",
+    "unseen_rate": "current",
+}
+_HISTORY_COLUMNS = (
+    ("n_rows", "", "current"),
+    ("psi", "score", "current"),
+    ("bad_rate", "", "performance"),
+    ("ks", "", "performance"),
+    ("auc", "", "performance"),
+    ("gini", "", "performance"),
+)
+
+
+@cli.command("history")
+@click.argument("model")
+@click.option("--figure", default=None, help="One figure (ks, auc, gini, psi, csi, iv, ...).")
+@click.option("--variable", default=None, help="Its variable (a characteristic; 'score' for psi).")
+@click.option("--segment", default="", help="A segment such as channel=web. Default: everyone.")
+@click.option(
+    "--population",
+    type=click.Choice(["current", "performance"]),
+    default=None,
+    help="Default: current for psi/csi/missing_rate, else performance.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json"]),
+    default="table",
+    show_default=True,
+)
+@click.pass_obj
+def history_command(
+    app: _App,
+    model: str,
+    figure: str | None,
+    variable: str | None,
+    segment: str,
+    population: str | None,
+    fmt: str,
+) -> None:
+    """Print MODEL's figures over its succeeded runs, oldest first."""
+    from riskmon.evaluate import worst
+
+    name = app.config().model(model).name
+    with _store(app) as store:
+        runs = {r.as_of: r for r in store.runs(name) if r.status == "succeeded"}
+        if figure is None:
+            columns = [
+                (f"{n}[{v}]" if v and v != "score" else n, n, v, p) for n, v, p in _HISTORY_COLUMNS
+            ]
+        else:
+            var = variable if variable is not None else ("score" if figure == "psi" else "")
+            pop = population or _FIGURE_POPULATION.get(figure, "performance")
+            columns = [(f"{figure}[{var}]" if var else figure, figure, var, pop)]
+        values = {
+            label: {
+                p.as_of: p.value
+                for p in store.history(name, n, variable=v, segment=segment, population=p_)
+            }
+            for label, n, v, p_ in columns
+        }
+        status = {d: worst(a.status for a in store.alerts(r.id)) for d, r in runs.items()}
+    rows = [
+        {
+            "as_of": d.isoformat(),
+            "status": status[d],
+            **{label: values[label].get(d) for label, *_ in columns},
+        }
+        for d in sorted(runs)
+    ]
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2))
+    elif fmt == "csv":
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=["as_of", "status", *values])
+        writer.writeheader()
+        writer.writerows(rows)
+        click.echo(out.getvalue(), nl=False)
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=f"{name}{f' ({segment})' if segment else ''}")
+        for header in ("as_of", "status", *values):
+            table.add_column(header, justify="left" if header in ("as_of", "status") else "right")
+        for row in rows:
+            table.add_row(*(v if isinstance(v, str) else _show(v) for v in row.values()))
+        Console(width=max(100, 20 * len(values))).print(table)
+
+
 def _show(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4f}"
+    if value is None:
+        return "n/a"
+    return f"{int(value)}" if float(value).is_integer() and abs(value) >= 1 else f"{value:.4f}"
 
 
 def main() -> None:

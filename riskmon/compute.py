@@ -313,9 +313,11 @@ def gains(
             scores, n_groups=GAIN_GROUPS, higher_is_riskier=higher_is_riskier
         )
     )
-    if frame is None:
+    if frame is None or frame.empty:
+        reason = reason or "no loans in the performance cohort"
         return [
-            FigureRecord("lift_order_breaks", None, "performance", segment=segment, reason=reason)
+            FigureRecord(name, None, "performance", segment=segment, reason=reason)
+            for name in ("lift_order_breaks", "top_decile_lift")
         ], []
     records = [
         BinRecord(

@@ -174,9 +174,17 @@ class _Rules:
         change = (base.value - now.value) / base.value
         status = RED if change >= levels.red else AMBER if change >= levels.amber else GREEN
         thresholds |= {"baseline": base.value, "current": now.value}
+        low, high = now.params.get("ci_low"), now.params.get("ci_high")
+        noise = ""
+        if low is not None and high is not None:
+            within = bool(low <= base.value <= high)
+            thresholds["baseline_within_ci"] = within
+            if within and status != GREEN:
+                level = now.params.get("confidence_level", 0.95)
+                noise = f" (the baseline lies within the current {level:.0%} confidence interval)"
         message = (
             f"{label} {_fmt(now.value)} vs baseline {_fmt(base.value)}: "
-            f"{abs(change):.1%} {'lower' if change >= 0 else 'higher'}"
+            f"{abs(change):.1%} {'lower' if change >= 0 else 'higher'}{noise}"
         )
         self.add(rule, status, change, thresholds, message, variable, segment)
 

@@ -77,6 +77,31 @@ def subtract(day: dt.date, period: Period) -> dt.date:
     return _minus_months(day, months)
 
 
+def add(day: dt.date, period: Period) -> dt.date:
+    """``day`` plus ``period`` (months clamp to, and keep, month ends, as :func:`subtract`)."""
+    if period.unit in ("day", "week"):
+        return day + dt.timedelta(days=period.count * (7 if period.unit == "week" else 1))
+    months = period.count * (12 if period.unit == "year" else 1)
+    return _minus_months(day, -months)
+
+
+def as_of_dates(start: dt.date, end: dt.date, every: Period) -> list[dt.date]:
+    """``start``, ``start + every``, ... up to ``end`` inclusive (a backfill's as-of dates).
+
+    Steps are taken from ``start`` each time, so a month-end start stays on month ends and a
+    31st that meets a short month comes back to the 31st afterwards.
+    """
+    dates: list[dt.date] = []
+    step = 0
+    while True:
+        shifted = Period(count=every.count * step, unit=every.unit) if step else None
+        day = start if shifted is None else add(start, shifted)
+        if day > end:
+            return dates
+        dates.append(day)
+        step += 1
+
+
 def window_ending(end: dt.date, length: Period) -> DateWindow:
     """The window of ``length`` whose last day is ``end``."""
     return DateWindow(start=subtract(end, length) + ONE_DAY, end=end)

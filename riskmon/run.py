@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from riskmon.baseline import (
     SCORE,
@@ -84,6 +85,44 @@ class RunOutcome:
     @property
     def ok(self) -> bool:
         return self.status == "succeeded"
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-serialisable summary: status, every whole-population figure, every alert."""
+        headline: dict[str, dict[str, float | None]] = {CURRENT: {}, PERFORMANCE: {}}
+        for f in self.figures:
+            if f.segment == "" and f.population in headline:
+                key = f"{f.name}[{f.variable}]" if f.variable and f.variable != SCORE else f.name
+                headline[f.population][key] = f.value
+        return {
+            "model": self.model,
+            "as_of": self.as_of.isoformat(),
+            "status": self.status,
+            "run_id": self.run_id,
+            "error": self.error,
+            "alert_status": self.alert_status if self.ok else None,
+            "baseline_version": self.baseline_version,
+            "counts": None
+            if self.counts is None
+            else {
+                "current": self.counts.n_current,
+                "matured": self.counts.n_matured,
+                "unmatured": self.counts.n_unmatured,
+            },
+            "figures": headline if self.ok else None,
+            "alerts": [
+                {
+                    "rule": a.rule,
+                    "variable": a.variable,
+                    "segment": a.segment,
+                    "status": a.status,
+                    "value": a.value,
+                    "thresholds": a.thresholds,
+                    "message": a.message,
+                }
+                for a in self.alerts
+            ],
+            "report": self.report_path,
+        }
 
 
 @dataclass
