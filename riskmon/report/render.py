@@ -1,0 +1,221 @@
+"""Render the report pages with Jinja2 and write them under ``store.reports_dir``.
+
+Layout of the reports folder::
+
+    <reports_dir>/index.html                 every model, its newest run, links
+    <reports_dir>/<model>/<as-of date>.html  one model run report per run
+
+A model name that is not a safe folder name (the store accepts any text) gets a folder named
+from its safe characters and a hash of the whole name, so no name can point a report outside
+its folder. Files are written to a temporary name and then renamed, so a reader never sees a
+half-written report.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import re
+import tempfile
+from functools import cache
+from importlib.resources import files
+from pathlib import Path
+from urllib.parse import quote
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from riskmon import __version__
+from riskmon.config import RiskmonConfig
+from riskmon.report.context import (
+    IndexContext,
+    RunReportContext,
+    find_run,
+    index_entry,
+    run_report_context,
+)
+from riskmon.store.repository import MetricStore
+
+INDEX = "index.html"
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,99}$")
+_UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9_.\-]+")
+_REPORT_FILE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.html$")
+
+
+def model_folder(model: str) -> str:
+    """The folder name of ``model``'s reports: the name itself when it is a safe file name.
+
+    >>> model_folder("retail_pd")
+    'retail_pd'
+    >>> model_folder("../x")
+    'x-d6b96a97'
+    """
+    if _SAFE_NAME.match(model):
+        return model
+    readable = _UNSAFE_CHARS.sub("_", model).strip("._")[:60] or "model"
+    digest = hashlib.sha256(model.encode()).hexdigest()[:8]
+    return f"{readable}-{digest}"
+
+
+def report_path(reports_dir: Path, model: str, as_of: dt.date) -> Path:
+    """Where the report of ``model``'s run as of ``as_of`` is written."""
+    return Path(reports_dir) / model_folder(model) / f"{as_of.isoformat()}.html"
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def _number(value: float | int | None, digits: int = 4) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:.{digits}f}"
+
+
+def _signed(value: float | None, digits: int = 4) -> str:
+    return "n/a" if value is None else f"{value:+.{digits}f}"
+
+
+def _percent(value: float | None, digits: int = 1) -> str:
+    return "n/a" if value is None else f"{value:.{digits}%}"
+
+
+def _count(value: float | int | None) -> str:
+    return "n/a" if value is None else f"{round(value):,}"
+
+
+def _show(value: float | None, fmt: str) -> str:
+    """A summary-table value in its format: decimal, percent, count or ratio."""
+    if fmt == "percent":
+        return _percent(value, 2)
+    if fmt == "count":
+        return _count(value)
+    if fmt == "ratio":
+        return _number(value, 2)
+    return _number(value, 4)
+
+
+def _score(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.6g}"
+
+
+def _status_class(status: str | None) -> str:
+    return "st-" + (status or "none").lower().replace("_", "-")
+
+
+def _timestamp(value: dt.datetime | None) -> str:
+    return "n/a" if value is None else value.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _param(value: object, digits: int = 4) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.{digits}g}" if abs(value) < 1e-3 and value != 0 else f"{value:.{digits}f}"
+    return str(value)
+
+
+@cache
+def environment() -> Environment:
+    """The Jinja2 environment of riskmon's templates (autoescaped, strict about names)."""
+    env = Environment(
+        loader=FileSystemLoader(str(files("riskmon.templates"))),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(
+        number=_number,
+        signed=_signed,
+        percent=_percent,
+        count=_count,
+        show=_show,
+        status_class=_status_class,
+        timestamp=_timestamp,
+        param=_param,
+        score=_score,
+    )
+    env.globals["riskmon_version"] = __version__
+    return env
+
+
+def render_page(template: str, page: RunReportContext | IndexContext, **extra: object) -> str:
+    """The HTML of one page."""
+    return environment().get_template(template).render(page=page, **extra)
+
+
+def _write(path: Path, html: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(html)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def render_run_report(
+    config: RiskmonConfig, store: MetricStore, model: str, as_of: dt.date | None = None
+) -> Path:
+    """Write the report of ``model``'s run as of ``as_of`` (its newest run when None) to
+    ``<reports_dir>/<model>/<as_of>.html`` and return that path.
+
+    Everything shown is read from ``store``; a failed run gives a report with its error. A
+    model that is no longer configured still renders, without its date windows. Raises
+    :class:`~riskmon.report.context.NoRunError` when there is no such run.
+    """
+    run = find_run(store, model, as_of)
+    configured = {m.name: m for m in config.models}
+    page = run_report_context(store, run, model=configured.get(model))
+    index_href = "../" + INDEX
+    html = render_page("model_run.html", page, index_href=index_href)
+    return _write(report_path(config.store.reports_dir, model, run.as_of), html)
+
+
+def _reports_on_disk(reports_dir: Path, model: str) -> dict[dt.date, str]:
+    folder = model_folder(model)
+    found: dict[dt.date, str] = {}
+    directory = Path(reports_dir) / folder
+    if not directory.is_dir():
+        return found
+    for path in directory.iterdir():
+        match = _REPORT_FILE.match(path.name)
+        if match:
+            day = dt.date.fromisoformat(match[1])
+            found[day] = f"{quote(folder)}/{quote(path.name)}"
+    return found
+
+
+def index_context(config: RiskmonConfig, store: MetricStore) -> IndexContext:
+    """The index page: every configured model, then every other model the store knows."""
+    configured = [m.name for m in config.models]
+    stored = [name for name in store.model_names() if name not in configured]
+    reports_dir = Path(config.store.reports_dir)
+    return IndexContext(
+        models=tuple(
+            index_entry(
+                store,
+                name,
+                configured=name in configured,
+                hrefs=_reports_on_disk(reports_dir, name),
+            )
+            for name in [*configured, *stored]
+        ),
+        report_version=__version__,
+    )
+
+
+def render_index(config: RiskmonConfig, store: MetricStore) -> Path:
+    """Write ``<reports_dir>/index.html``: every model with its newest run, key figures and a
+    link to its report, and return that path."""
+    html = render_page(INDEX, index_context(config, store))
+    return _write(Path(config.store.reports_dir) / INDEX, html)

@@ -1,0 +1,242 @@
+"""The fields each report page's context offers its template, pinned.
+
+A template reads these names; renaming or dropping one must be a deliberate change to this
+list, made together with the templates that read it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from riskmon.report import context as c
+from riskmon.report.charts import Chart, Sparkline
+
+PINNED: dict[type, list[str]] = {
+    c.RunReportContext: [
+        "model",
+        "as_of",
+        "run_status",
+        "error",
+        "overall",
+        "header",
+        "alerts",
+        "summary",
+        "stability",
+        "characteristics",
+        "discrimination",
+        "gains",
+        "strength",
+        "segments",
+        "quality",
+        "appendix",
+    ],
+    c.IndexContext: ["models", "report_version"],
+    c.IndexEntry: [
+        "model",
+        "configured",
+        "as_of",
+        "run_status",
+        "overall",
+        "error",
+        "n_current",
+        "ks",
+        "ks_status",
+        "auc",
+        "gini",
+        "psi",
+        "psi_status",
+        "n_runs",
+        "href",
+        "earlier",
+    ],
+    c.Header: [
+        "windows",
+        "stability_window",
+        "performance_window",
+        "bad_definition",
+        "weight",
+        "score_direction",
+        "n_current",
+        "n_matured",
+        "n_unmatured",
+        "baseline_version",
+        "baseline_frozen_at",
+        "started_at",
+        "finished_at",
+        "config_note",
+        "thresholds",
+    ],
+    c.Window: ["name", "start", "end", "note"],
+    c.Threshold: ["rule", "figure", "levels"],
+    c.AlertRow: ["status", "rule", "message", "variable", "segment"],
+    c.SummaryRow: [
+        "key",
+        "label",
+        "value",
+        "reason",
+        "baseline",
+        "previous",
+        "format",
+        "band",
+        "status",
+        "flag",
+        "trend",
+    ],
+    c.StabilityRow: [
+        "index",
+        "label",
+        "n_total",
+        "expected",
+        "actual",
+        "difference",
+        "log_ratio",
+        "contribution",
+        "smoothed",
+    ],
+    c.Stability: [
+        "psi",
+        "reason",
+        "band",
+        "status",
+        "critical_value",
+        "smoothing",
+        "rows",
+        "bars",
+        "trend",
+    ],
+    c.CharacteristicStability: [
+        "name",
+        "csi",
+        "reason",
+        "band",
+        "status",
+        "critical_value",
+        "n_smoothed",
+        "rows",
+        "trend",
+    ],
+    c.Discrimination: [
+        "ks",
+        "ks_reason",
+        "ks_status",
+        "ks_flag",
+        "ks_params",
+        "auc",
+        "auc_reason",
+        "auc_params",
+        "gini",
+        "gini_params",
+        "n_bads",
+        "n_rows",
+        "roc",
+        "ks_curve",
+        "cap",
+        "ks_trend",
+        "gini_trend",
+    ],
+    c.GainsRow: [
+        "group",
+        "lower",
+        "upper",
+        "n_total",
+        "share",
+        "bads",
+        "bad_rate",
+        "cum_share",
+        "cum_bads",
+        "cum_bad_rate",
+        "lift",
+        "cum_lift",
+        "ks",
+    ],
+    c.WoeRow: [
+        "index",
+        "label",
+        "base_n",
+        "base_bad_rate",
+        "base_woe",
+        "n_total",
+        "n_bads",
+        "bad_rate",
+        "woe",
+        "contribution",
+        "smoothed",
+    ],
+    c.CharacteristicStrength: [
+        "name",
+        "iv",
+        "reason",
+        "strength",
+        "base_iv",
+        "base_strength",
+        "status",
+        "rows",
+    ],
+    c.SegmentRow: [
+        "segment",
+        "n_current",
+        "psi",
+        "psi_status",
+        "n_matured",
+        "bad_rate",
+        "ks",
+        "ks_status",
+        "auc",
+        "auc_status",
+        "gini",
+        "unmatured_share",
+    ],
+    c.QualityRow: [
+        "name",
+        "missing_rate",
+        "base_missing_rate",
+        "change",
+        "status",
+        "unseen_rate",
+    ],
+    c.DataQuality: ["rows", "unmatured_share", "n_unmatured", "n_scored"],
+    c.Parameter: ["name", "value"],
+    c.Appendix: ["parameters", "run_version", "baseline_version", "report_version", "config_hash"],
+    Chart: [
+        "title",
+        "summary",
+        "width",
+        "height",
+        "left",
+        "top",
+        "right",
+        "bottom",
+        "x_ticks",
+        "y_ticks",
+        "x_label",
+        "y_label",
+        "lines",
+        "dots",
+        "guides",
+        "bars",
+        "legend",
+        "empty",
+    ],
+    Sparkline: ["width", "height", "points", "last", "summary"],
+}
+
+
+@pytest.mark.parametrize("cls", list(PINNED), ids=lambda cls: cls.__name__)
+def test_context_fields_are_pinned(cls: type) -> None:
+    assert [f.name for f in dataclasses.fields(cls)] == PINNED[cls]
+
+
+@pytest.mark.parametrize("cls", list(PINNED), ids=lambda cls: cls.__name__)
+def test_contexts_are_frozen(cls: type) -> None:
+    assert cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
+
+
+def test_every_context_dataclass_is_pinned() -> None:
+    defined = {
+        obj
+        for obj in vars(c).values()
+        if dataclasses.is_dataclass(obj) and obj.__module__ == c.__name__
+    }
+    assert defined <= set(PINNED)
