@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from riskmon.config import ModelConfig, NotifyChannel, RiskmonConfig
 from riskmon.errors import RiskmonError
 from riskmon.evaluate import AMBER, NOT_EVALUABLE, RED, worst
@@ -29,6 +31,8 @@ if TYPE_CHECKING:  # riskmon.run calls notify_run: importing it here would be ci
 
 log = logging.getLogger("riskmon.notify")
 
+#: what a store that is down or refuses a write raises (an integrity error is not wrapped)
+STORE_ERRORS = (RiskmonError, SQLAlchemyError)
 #: a delivery that failed this many times is not retried any more (it stays failed in the store)
 MAX_DELIVERY_ATTEMPTS = 10
 #: the previous state when the store cannot tell it: differs from every state, so
@@ -107,16 +111,17 @@ def _log_outcome(notice: Notice) -> None:
         )
         return
     counts = {s: sum(a.status == s for a in notice.alerts) for s in (RED, AMBER, NOT_EVALUABLE)}
-    summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "all green"
+    summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "none"
     report = f"; report {redact(notice.report_url)}" if notice.report_url else ""
     level = logging.WARNING if notice.alert_status == RED else logging.INFO
     log.log(
         level,
-        "%s: %s (%s of %d alerts)%s",
+        "%s: run %s succeeded, %s; %d alerts, not green: %s%s",
         where,
+        notice.run_id,
         notice.alert_status,
-        summary,
         len(notice.alerts),
+        summary,
         report,
     )
 
@@ -149,7 +154,7 @@ def _due_channels(model: ModelConfig, store: MetricStore, notice: Notice) -> lis
     if any(c.notify_on == "change" for c in channels):
         try:
             previous = previous_state(store, notice.model, notice.as_of)
-        except RiskmonError as exc:
+        except STORE_ERRORS as exc:
             log.error(
                 "%s as of %s: cannot read the previous run, so 'change' channels are notified: %s",
                 notice.model,
@@ -197,9 +202,9 @@ def _deliver(
     except DeliveryError as exc:
         error = str(exc)
     except Exception as exc:  # a bug in one channel must not cost the others their message
-        text = f"{type(exc).__name__}: {exc}"
+        # no traceback in the log: it would quote the exception unscrubbed
+        text = f"unexpected {type(exc).__name__}: {exc}"
         error = scrub_url(text, channel.webhook) if channel.webhook else bounded_error(text)
-        log.debug("%s: unexpected error", key, exc_info=True)
     what = f"{notice.headline}{' (late)' if notice.late else ''} to {key}"
     if error is None:
         log.info("notified %s", what)
@@ -208,7 +213,7 @@ def _deliver(
     if notice.run_id is not None:
         try:
             store.record_delivery(notice.run_id, key, error=error)
-        except RiskmonError as exc:
+        except STORE_ERRORS as exc:
             log.error("could not record the notification of %s: %s", what, bounded_error(str(exc)))
     return DeliveryAttempt(notice.model, notice.as_of, notice.run_id, key, notice.late, error)
 
@@ -224,8 +229,10 @@ def _set_alert_state(store: MetricStore, run_id: int, attempts: list[DeliveryAtt
         state, error = "sent", None
     try:
         store.set_notify_state(run_id, state, error=error)
-    except RiskmonError as exc:
-        log.error("could not record the notification state of run %s: %s", run_id, exc)
+    except STORE_ERRORS as exc:
+        log.error(
+            "could not record the notification state of run %s: %s", run_id, bounded_error(str(exc))
+        )
 
 
 def _stored_notice(config: RiskmonConfig, store: MetricStore, run: RunRecord) -> Notice:
@@ -254,8 +261,10 @@ def _retry_failed(
             if d.run_id != skip_run and d.attempts < MAX_DELIVERY_ATTEMPTS
         ]
         runs = {r.id: r for r in store.runs(model.name)} if failed else {}
-    except RiskmonError as exc:
-        log.error("%s: cannot read failed notifications to retry: %s", model.name, exc)
+    except STORE_ERRORS as exc:
+        log.error(
+            "%s: cannot read failed notifications to retry: %s", model.name, bounded_error(str(exc))
+        )
         return []
     channels = {channel_key(c): c for c in model.notify}
     attempts: list[DeliveryAttempt] = []
@@ -275,8 +284,13 @@ def _retry_failed(
             continue
         try:
             notice = notices.get(run.id) or _stored_notice(config, store, run)
-        except RiskmonError as exc:
-            log.error("%s: cannot rebuild the notification of run %s: %s", model.name, run.id, exc)
+        except STORE_ERRORS as exc:
+            log.error(
+                "%s: cannot rebuild the notification of run %s: %s",
+                model.name,
+                run.id,
+                bounded_error(str(exc)),
+            )
             continue
         notices[run.id] = notice
         attempt = _deliver(config, store, channel, notice, None)
@@ -297,8 +311,8 @@ def _retry_failed(
 def _refresh_alert_state(store: MetricStore, run_id: int) -> None:
     try:
         pending = [d for d in store.deliveries(run_id) if d.state == "failed"]
-    except RiskmonError as exc:
-        log.error("could not read the notifications of run %s: %s", run_id, exc)
+    except STORE_ERRORS as exc:
+        log.error("could not read the notifications of run %s: %s", run_id, bounded_error(str(exc)))
         return
     if pending:
         error = "; ".join(f"{d.channel}: {d.last_error}" for d in pending)
@@ -307,5 +321,7 @@ def _refresh_alert_state(store: MetricStore, run_id: int) -> None:
         store_state, store_error = "sent", None
     try:
         store.set_notify_state(run_id, store_state, error=store_error)
-    except RiskmonError as exc:
-        log.error("could not record the notification state of run %s: %s", run_id, exc)
+    except STORE_ERRORS as exc:
+        log.error(
+            "could not record the notification state of run %s: %s", run_id, bounded_error(str(exc))
+        )
