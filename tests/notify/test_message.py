@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from riskmon.config import RiskmonConfig
-from riskmon.notify import MAX_ERROR_CHARS, notify_run
+from riskmon.notify import MAX_DELIVERY_ATTEMPTS, MAX_ERROR_CHARS, notify_run
 from riskmon.notify._message import (
     MAX_LISTED_ALERTS,
     AlertLine,
@@ -128,3 +128,28 @@ def test_a_channel_removed_from_the_configuration_is_not_retried(
     assert [r.path for r in server.requests] == ["/old", "/new"]
     assert "is no longer configured; its failed notification is not retried" in caplog.text
     assert len(store.failed_deliveries(MODEL)) == 1
+
+
+def test_a_delivery_is_given_up_after_the_last_attempt(
+    store: MetricStore,
+    stored_run: Callable[..., RunOutcome],
+    hook_server: Callable[..., HookServer],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    server = hook_server(status=503)
+    model = model_config("sqlite:///unused.db", notify=[{"webhook": server.url()}])
+    config = RiskmonConfig(models=[model])
+    february = stored_run(dt.date(2025, 2, 28), ("RED",))
+    assert february.run_id is not None
+    (first,) = notify_run(config, model, february, store)
+    key = first.channel
+    for _ in range(MAX_DELIVERY_ATTEMPTS - 2):  # as if earlier runs had retried it
+        store.record_delivery(february.run_id, key, error="HTTP 503")
+    with caplog.at_level(logging.WARNING, logger="riskmon.notify"):
+        (last,) = notify_run(config, model, stored_run(MAR, ("RED",)), store)
+    assert (last.as_of, last.late, last.ok) == (dt.date(2025, 2, 28), True, False)
+    assert "giving up on notifying retail_pd 2025-02-28: RED" in caplog.text
+    server.status = 200
+    assert notify_run(config, model, stored_run(dt.date(2025, 4, 30), ("RED",)), store) == []
+    (delivery,) = store.deliveries(february.run_id)
+    assert (delivery.state, delivery.attempts) == ("failed", MAX_DELIVERY_ATTEMPTS)
