@@ -24,6 +24,7 @@ from riskmon.notify._message import AlertLine, Notice, webhook_payload
 from riskmon.notify._policy import channel_key, previous_state, should_notify
 from riskmon.notify._webhook import post_json, scrub_url
 from riskmon.redact import redact
+from riskmon.report import report_path as run_report_path
 from riskmon.store.repository import MetricStore, RunRecord
 
 if TYPE_CHECKING:  # riskmon.run calls notify_run: importing it here would be circular
@@ -235,6 +236,12 @@ def _set_alert_state(store: MetricStore, run_id: int, attempts: list[DeliveryAtt
         )
 
 
+def _stored_report(config: RiskmonConfig, run: RunRecord) -> Path | None:
+    """The report the report step wrote for ``run``, if it is on disk."""
+    path = run_report_path(config.store.reports_dir, run.model, run.as_of)
+    return path if path.is_file() else None
+
+
 def _stored_notice(config: RiskmonConfig, store: MetricStore, run: RunRecord) -> Notice:
     alerts = tuple(AlertLine.of(a) for a in store.alerts(run.id))
     return Notice(
@@ -245,7 +252,7 @@ def _stored_notice(config: RiskmonConfig, store: MetricStore, run: RunRecord) ->
         alerts=alerts,
         run_id=run.id,
         error=run.error,
-        report_url=_report_url(config, None),
+        report_url=_report_url(config, _stored_report(config, run)),
         late=True,
     )
 
@@ -293,7 +300,7 @@ def _retry_failed(
             )
             continue
         notices[run.id] = notice
-        attempt = _deliver(config, store, channel, notice, None)
+        attempt = _deliver(config, store, channel, notice, _stored_report(config, run))
         attempts.append(attempt)
         if not attempt.ok and delivery.attempts + 1 >= MAX_DELIVERY_ATTEMPTS:
             log.warning(

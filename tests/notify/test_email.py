@@ -13,6 +13,7 @@ import pytest
 
 from riskmon.config import RiskmonConfig, SmtpConfig, StoreConfig
 from riskmon.notify import notify_run
+from riskmon.report import report_path
 from riskmon.run import RunOutcome, run_model
 from riskmon.store import MetricStore
 
@@ -25,14 +26,14 @@ REPORT_HTML = "<!doctype html><html><body><h1>retail_pd 2025-03-31</h1></body></
 
 
 def _config(port: int, *, source: str = "sqlite:///unused.db", **smtp: Any) -> RiskmonConfig:
-    reports_url = smtp.pop("reports_url", None)
+    store = {k: smtp.pop(k) for k in ("reports_url", "reports_dir") if k in smtp}
     model = model_config(
         source,
         performance_window="2 months",
         notify=[{"email": TEAM, "notify_on": "always"}],
     )
     return RiskmonConfig(
-        store=StoreConfig(reports_url=reports_url),
+        store=StoreConfig(**store),
         smtp=SmtpConfig(
             host="127.0.0.1",
             port=port,
@@ -218,9 +219,10 @@ def test_a_server_that_is_down_is_recorded_and_retried_next_time(
     stored_run: Callable[..., RunOutcome],
     smtp_server: Callable[..., MailServer],
     caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
 ) -> None:
     port = free_port()
-    config = _config(port)
+    config = _config(port, reports_dir=tmp_path / "reports")
     model = config.models[0]
     february = stored_run(FEB, ("AMBER", "GREEN"))
     with caplog.at_level(logging.WARNING, logger="riskmon.notify"):
@@ -231,6 +233,9 @@ def test_a_server_that_is_down_is_recorded_and_retried_next_time(
     assert february.run_id is not None
     assert {a.notify_state for a in store.alerts(february.run_id)} == {"failed"}
 
+    written = report_path(tmp_path / "reports", MODEL, FEB)  # where the report step puts it
+    written.parent.mkdir(parents=True)
+    written.write_text(REPORT_HTML, encoding="utf-8")
     server = smtp_server(port=port)
     late, current = notify_run(config, model, stored_run(MAR, ("GREEN",)), store)
     assert (late.as_of, late.late, late.ok) == (FEB, True, True)
@@ -240,5 +245,6 @@ def test_a_server_that_is_down_is_recorded_and_retried_next_time(
     body = _body(retried)
     assert "This notification is late" in body
     assert "as of 2025-02-28" in body
+    assert [a.get_filename() for a in retried.iter_attachments()] == ["2025-02-28.html"]
     assert store.failed_deliveries(MODEL) == []
     assert {a.notify_state for a in store.alerts(february.run_id)} == {"sent"}
