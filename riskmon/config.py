@@ -238,6 +238,11 @@ class Thresholds(_Strict):
     gini_drop: Drop = Drop()
     #: relative drop of a characteristic's IV against the baseline's
     iv_drop: Drop = Drop(amber=0.25, red=0.50)
+    #: judge an AUC or Gini drop only when the baseline lies outside the current confidence
+    #: interval (a smaller drop is sampling noise, and GREEN)
+    significant_drops_only: bool = False
+    #: below this baseline IV a characteristic is useless (Siddiqi): its IV drop is not judged
+    min_baseline_iv: float = Field(default=0.02, ge=0)
     #: relative change (up or down) of the current population's size against the previous run
     volume_change: Band = Band(amber=0.25, red=0.50)
     #: change of a characteristic's missing rate against the baseline, in rate points

@@ -11,8 +11,9 @@ What is injected, each from a date on (all optional):
 
 - ``drift_from``: the population drifts, growing month by month: incomes fall, utilisation
   rises, a region never seen before appears (CSI of those characteristics rises);
-- ``degrade_from``: the behavioural PD model loses discrimination: the noise on what it sees of
-  ``z`` grows month by month (its AUC, KS and Gini fall);
+- ``degrade_from``: the behavioural PD model loses discrimination: what it sees of ``z`` is
+  more noise and less signal month by month, at constant variance (its AUC, KS and Gini fall;
+  its score distribution does not move);
 - ``bad_segment_from``: loans from the broker channel default much more often.
 
 The default flag matures ``maturity_months`` after scoring: loans scored later than that before
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -140,7 +142,10 @@ def generate_book(spec: BookSpec) -> pd.DataFrame:
     default = (rng.random(n) < true_pd).astype(np.int64)
     # what each model sees of z: the behavioural model's view blurs as it degrades
     seen_app = z + rng.normal(0, 0.6, n)
-    seen_behaviour = z + rng.normal(0, 0.35 + 2.5 * degrade, n)
+    # degrading trades signal for noise at constant variance: the ranking blurs while the
+    # score's distribution stays put (so PSI does not see it; AUC, KS and Gini do)
+    signal = 1.0 - 0.7 * degrade
+    seen_behaviour = signal * z + np.sqrt(1.0 + 0.35**2 - signal**2) * rng.normal(size=n)
     frame["app_points"] = np.round(600 - 40 * seen_app).astype(np.int64)
     frame["behaviour_pd"] = np.round(_sigmoid(-2.6 + 1.0 * seen_behaviour), 4)
     matured_until = pd.Timestamp(spec.end) - pd.DateOffset(months=spec.maturity_months)
@@ -162,3 +167,63 @@ def write_book(frame: pd.DataFrame, url: str, *, table: str = "scored_loans") ->
             Index(f"ix_{table}_score_date", loans.c.score_date).create(connection)
     finally:
         engine.dispose()
+
+
+# --------------------------------------------------------------------------- the demo
+
+DEMO_START, DEMO_END = dt.date(2023, 1, 1), dt.date(2024, 12, 31)
+DEMO_LOANS_PER_DAY = 300
+DEMO_SPEC = BookSpec(
+    start=DEMO_START,
+    end=DEMO_END,
+    loans_per_day=DEMO_LOANS_PER_DAY,
+    seed=2024,
+    drift_from=dt.date(2024, 4, 1),  # current populations drift from April 2024
+    degrade_from=dt.date(2023, 4, 1),  # cohorts scored from April 2023 lose discrimination
+    bad_segment_from=dt.date(2023, 6, 1),  # broker loans from June 2023 default more
+)
+DEMO_RUNS = (dt.date(2024, 1, 31), dt.date(2024, 12, 31))  # monthly as-of dates, month ends
+
+
+def demo_config(folder: Path) -> dict[str, object]:
+    """The demo's configuration: two models on one table of scored loans."""
+    source = {"url": f"sqlite:///{(folder / 'loans.db').resolve()}", "table": "scored_loans"}
+    characteristics = [{"name": n, "kind": "numeric"} for n in NUMERIC_CHARACTERISTICS] + [
+        {"name": n, "kind": "categorical"} for n in CATEGORICAL_CHARACTERISTICS
+    ]
+    common = {
+        "source": source,
+        "characteristics": characteristics,
+        "baseline": {"start": "2023-01-01", "end": "2023-06-30"},
+        "stability_window": "1 month",
+        "performance_window": "12 months",
+        "schedule": "0 2 1 * *",
+        # a month's cohort per channel is a few thousand loans: judge only significant drops
+        "thresholds": {"significant_drops_only": True},
+    }
+    columns = {
+        "id": "loan_id",
+        "score_date": "score_date",
+        "label": "default_12m",
+        "segments": ["channel"],
+    }
+    return {
+        "store": {
+            "url": f"sqlite:///{(folder / 'riskmon.db').resolve()}",
+            "reports_dir": str((folder / "reports").resolve()),
+        },
+        "models": [
+            {
+                "name": "application_scorecard",
+                **common,
+                "columns": {**columns, "score": "app_points"},
+                "score_direction": "higher_is_safer",
+            },
+            {
+                "name": "behaviour_pd",
+                **common,
+                "columns": {**columns, "score": "behaviour_pd", "weight": "exposure"},
+                "score_direction": "higher_is_riskier",
+            },
+        ],
+    }

@@ -12,14 +12,17 @@ configuration; defaults in brackets):
 ``auc_drop``              relative drop of AUC vs the baseline's, ``(base − now) / base``:
                           >= amber [5 %] AMBER, >= red [10 %] RED
 ``gini_drop``             the same for Gini (``gini_drop``)
-``iv_drop``               the same for each characteristic's IV (``iv_drop``) [25 %, 50 %]
+``iv_drop``               the same for each characteristic's IV (``iv_drop``) [25 %, 50 %];
+                          not judged when the baseline IV is below ``min_baseline_iv`` [0.02]
 ``volume_change``         ``|now / previous − 1|`` of the current population's size vs the
                           previous run [25 %, 50 %]
 ``missing_rate_change``   ``|now − baseline|`` of a characteristic's missing rate, in rate
                           points [0.05, 0.10]
 ========================  =====================================================================
 
-KS, AUC, Gini and IV rules are NOT_EVALUABLE when the performance cohort has fewer than
+With ``significant_drops_only``, an AUC or Gini drop whose baseline value lies inside the
+current confidence interval is GREEN (said so in its message). KS, AUC, Gini and IV rules are
+NOT_EVALUABLE when the performance cohort has fewer than
 ``min_bads`` [30] bads, or when a figure is not available; the reason is the alert's message.
 Score rules (KS, AUC, Gini, PSI) are evaluated for the whole population and for every segment,
 characteristic rules for the whole population.
@@ -171,6 +174,19 @@ class _Rules:
                 segment,
             )
             return
+        if name == "iv" and base.value < self.t.min_baseline_iv:
+            thresholds["min_baseline_iv"] = self.t.min_baseline_iv
+            self.add(
+                rule,
+                NOT_EVALUABLE,
+                None,
+                thresholds,
+                f"baseline {label} {_fmt(base.value)} is below {self.t.min_baseline_iv:g} "
+                f"(useless): a drop from it means nothing",
+                variable,
+                segment,
+            )
+            return
         change = (base.value - now.value) / base.value
         status = RED if change >= levels.red else AMBER if change >= levels.amber else GREEN
         thresholds |= {"baseline": base.value, "current": now.value}
@@ -182,6 +198,10 @@ class _Rules:
             if within and status != GREEN:
                 level = now.params.get("confidence_level", 0.95)
                 noise = f" (the baseline lies within the current {level:.0%} confidence interval)"
+                if self.t.significant_drops_only:
+                    status = GREEN
+                    noise = f" (not significant: the baseline lies within the current {level:.0%} "
+                    noise += "confidence interval)"
         message = (
             f"{label} {_fmt(now.value)} vs baseline {_fmt(base.value)}: "
             f"{abs(change):.1%} {'lower' if change >= 0 else 'higher'}{noise}"

@@ -135,10 +135,11 @@ def test_discrimination_alerts_follow_the_degrading_model(nights: Nights) -> Non
 
 
 @pytest.mark.slow
-def test_score_psi_is_red_all_year_and_volume_stays_green(nights: Nights) -> None:
-    # every 2025 current window holds fully degraded scores, far from the 2023 baseline's
-    assert _statuses(nights, "psi", "score") == {"RED"}
+def test_score_psi_stays_green_and_volume_stays_green(nights: Nights) -> None:
+    # degradation blurs the ranking at constant variance and the drift is in characteristics
+    # the score does not use: the score's distribution, and so its PSI, does not move
+    assert _statuses(nights, "psi", "score") == {"GREEN"}
     # the first night has no earlier run to compare its volume with
     assert nights[D(2025, 1, 1)][("volume_change", "")] == "NOT_EVALUABLE"
     assert _statuses(nights, "volume_change", since=D(2025, 1, 2)) == {"GREEN"}
-    assert _statuses(nights, "overall") == {"RED"}
+    assert _statuses(nights, "overall", since=D(2025, 11, 30)) == {"RED"}
