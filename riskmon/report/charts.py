@@ -60,6 +60,23 @@ class Guide:
     y: float
     css: str
     label: str
+    label_y: float
+
+
+#: the least vertical distance between two guide labels (SVG units, about a line of text)
+GUIDE_LABEL_GAP = 11.0
+
+
+def _guides(lines: Sequence[tuple[float, str, str]], y: _Scale) -> tuple[Guide, ...]:
+    """Guides with their labels moved apart where lines are too close to label apart."""
+    placed = sorted(((y(v), css, label) for v, css, label in lines), key=lambda g: g[0])
+    out = []
+    last = -math.inf
+    for pos, css, label in placed:
+        label_y = max(pos, last + GUIDE_LABEL_GAP)
+        out.append(Guide(pos, css, label, round(label_y, 1)))
+        last = label_y
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -233,7 +250,7 @@ def trend_chart(
         y_label=y_label,
         lines=lines,
         dots=tuple(dots),
-        guides=tuple(Guide(y(v), css, label) for v, css, label in guides),
+        guides=_guides(guides, y),
         empty=None if known else "no value in any run yet",
     )
 
@@ -327,7 +344,7 @@ def cumulative(curve_bins: Sequence[BinRecord]) -> CumulativeCurve:
 
 
 _UNIT_TICKS = (0.0, 0.25, 0.5, 0.75, 1.0)
-_UX = _Scale(0.0, 1.0, 44.0, SQUARE - 12.0)
+_UX = _Scale(0.0, 1.0, 44.0, SQUARE - 22.0)
 _UY = _Scale(0.0, 1.0, SQUARE - 40.0, 12.0)
 
 

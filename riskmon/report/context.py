@@ -461,7 +461,7 @@ def _points(levels: dict[str, Any]) -> str:
 def _ks_levels(levels: dict[str, Any]) -> str:
     return (
         f"red outside {levels.get('low', 0):.2f}–{levels.get('high', 1):.2f}"
-        f" (evaluated from {levels.get('min_bads', 0)} bads)"
+        f" (needs ≥ {levels.get('min_bads', 0)} bads)"
     )
 
 
@@ -624,8 +624,8 @@ def _summary(
             trend=sparkline(series, digits=0 if fmt == "count" else 3),
         )
 
-    def levels(rule: str, describe: Any) -> str:
-        alert = alerts.get(rule)
+    def levels(rule: str, describe: Any, variable: str = "") -> str:
+        alert = alerts.get(rule, variable)
         return describe(alert.thresholds) if alert is not None else ""
 
     rows = [
@@ -647,7 +647,7 @@ def _summary(
             CURRENT,
             variable=SCORE,
             rule="psi",
-            band=levels("psi", _band),
+            band=levels("psi", _band, SCORE),
             with_baseline=False,
         ),
     ]

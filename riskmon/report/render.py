@@ -17,7 +17,7 @@ import datetime as dt
 import hashlib
 import os
 import re
-import tempfile
+import uuid
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
@@ -149,13 +149,14 @@ def render_page(template: str, page: RunReportContext | IndexContext, **extra: o
 
 def _write(path: Path, html: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=path.parent)
+    # a unique name next to the target (so the rename is atomic), opened as a normal file
+    # so that it gets the usual permissions
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(html)
+        temporary.write_text(html, encoding="utf-8")
         os.replace(temporary, path)
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
         raise
     return path
 
