@@ -393,7 +393,7 @@ def backfill_command(
 
     from riskmon.config import Period
     from riskmon.plan import as_of_dates
-    from riskmon.run import run_model
+    from riskmon.run import run_models
 
     config = app.config()
     chosen = config.model(model)
@@ -411,7 +411,16 @@ def backfill_command(
         task = progress.add_task(f"{chosen.name}", total=len(dates))
         for day in dates:
             progress.update(task, description=f"{chosen.name} as of {day}")
-            outcome = run_model(config, chosen, day, store=store, strategy=strategy)  # type: ignore[arg-type]
+            # every date gets its report; only the newest notifies, so that a backfill does
+            # not flood the channels with history
+            (outcome,) = run_models(
+                config,
+                [chosen.name],
+                day,
+                store=store,
+                strategy=strategy,  # type: ignore[arg-type]
+                notify=day == dates[-1],
+            )
             outcomes.append(outcome)
             progress.advance(task)
     for outcome in outcomes:
@@ -520,6 +529,15 @@ def _show(value: float | None) -> str:
     if value is None:
         return "n/a"
     return f"{int(value)}" if float(value).is_integer() and abs(value) >= 1 else f"{value:.4f}"
+
+
+def _register() -> None:
+    from riskmon.report.command import report_command
+
+    cli.add_command(report_command)
+
+
+_register()
 
 
 def main() -> None:

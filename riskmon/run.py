@@ -14,7 +14,8 @@ import logging
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from riskmon.baseline import (
@@ -46,9 +47,11 @@ from riskmon.compute import (
 )
 from riskmon.config import ModelConfig, RiskmonConfig, model_fingerprint
 from riskmon.errors import RiskmonError
-from riskmon.evaluate import GREEN, NOT_EVALUABLE, evaluate, worst
+from riskmon.evaluate import NOT_EVALUABLE, evaluate, worst
+from riskmon.notify import notify_run
 from riskmon.plan import RunPlan, plan_run
 from riskmon.redact import redact
+from riskmon.report import render_index, render_run_report
 from riskmon.store.repository import (
     AlertRecord,
     BinRecord,
@@ -340,10 +343,53 @@ def run_models(
     *,
     store: MetricStore,
     strategy: Strategy = "auto",
+    report: bool = True,
+    notify: bool = True,
 ) -> list[RunOutcome]:
-    """Run each named model (every model when ``names`` is empty), one after the other."""
+    """Run each named model (every model when ``names`` is empty), one after the other.
+
+    After each run: its HTML report is written from the store (``report``), then the configured
+    channels are notified (``notify``); neither can fail the run. The index of every model is
+    rewritten at the end.
+    """
     models = [config.model(name) for name in names] if names else list(config.models)
-    return [run_model(config, m, as_of, store=store, strategy=strategy) for m in models]
+    outcomes = []
+    for model in models:
+        outcome = run_model(config, model, as_of, store=store, strategy=strategy)
+        if report and outcome.run_id is not None and outcome.status != "skipped":
+            outcome = replace(outcome, report_path=_render_report(config, store, outcome))
+        if notify:
+            notify_run(
+                config,
+                model,
+                outcome,
+                store,
+                report_path=Path(outcome.report_path) if outcome.report_path else None,
+            )
+        outcomes.append(outcome)
+    if report:
+        _render_index(config, store)
+    return outcomes
 
 
-__all__ = ["GREEN", "RunOutcome", "compute_run", "run_model", "run_models"]
+def _render_report(config: RiskmonConfig, store: MetricStore, outcome: RunOutcome) -> str | None:
+    try:
+        return str(render_run_report(config, store, outcome.model, outcome.as_of))
+    except Exception as exc:  # a report that cannot be written never undoes a stored run
+        log.error(
+            "%s as of %s: the report could not be written: %s",
+            outcome.model,
+            outcome.as_of,
+            redact(str(exc)),
+        )
+        return None
+
+
+def _render_index(config: RiskmonConfig, store: MetricStore) -> None:
+    try:
+        render_index(config, store)
+    except Exception as exc:  # the runs are stored; the index is rewritten by the next run
+        log.error("the report index could not be written: %s", redact(str(exc)))
+
+
+__all__ = ["RunOutcome", "compute_run", "run_model", "run_models"]

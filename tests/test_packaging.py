@@ -25,6 +25,19 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
+def test_every_package_is_listed_for_the_wheel() -> None:
+    import tomllib
+
+    listed = set(
+        tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    found = {
+        ".".join(path.parent.relative_to(REPO_ROOT).parts)
+        for path in (REPO_ROOT / "riskmon").rglob("__init__.py")
+    }
+    assert found <= listed, f"add to [tool.setuptools] packages: {sorted(found - listed)}"
+
+
 @pytest.mark.slow
 def test_wheel_contains_templates_and_migrations(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())

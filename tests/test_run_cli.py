@@ -33,8 +33,9 @@ def config_path(tmp_path: Path) -> Path:
 
 
 def _invoke(path: Path, *args: str) -> tuple[int, str]:
+    """Exit code, and stdout alone for --format json (log lines go to stderr), else all."""
     result = CliRunner().invoke(cli, ["-c", str(path), *args], catch_exceptions=False)
-    return result.exit_code, result.output
+    return result.exit_code, result.stdout if "json" in args else result.output
 
 
 def _store(path: Path) -> MetricStore:
@@ -55,6 +56,10 @@ def test_run_stores_everything_and_prints_a_json_summary(config_path: Path) -> N
     rules = {a["rule"] for a in summary["alerts"]}
     assert {"ks_band", "psi", "csi", "auc_drop", "iv_drop", "volume_change"} <= rules
     assert all({"status", "value", "thresholds", "message"} <= set(a) for a in summary["alerts"])
+    report = Path(summary["report"])
+    assert report.name == "2025-03-31.html"
+    assert report.is_file()
+    assert (report.parent.parent / "index.html").is_file()
     store = _store(config_path)
     (run,) = store.runs("retail_pd")
     stored = {(f.name, f.variable, f.segment, f.population): f.value for f in store.figures(run.id)}
