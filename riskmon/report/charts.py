@@ -156,7 +156,9 @@ def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
     """Round tick values covering [lo, hi], about ``count`` of them (1, 2 or 5 times 10^k).
 
     >>> nice_ticks(0.0, 0.8)
-    [0.0, 0.2, 0.4, 0.6000000000000001, 0.8]
+    [0.0, 0.2, 0.4, 0.6, 0.8]
+    >>> nice_ticks(0.013, 0.27)
+    [0.0, 0.1, 0.2, 0.3]
     """
     if hi <= lo:
         hi = lo + 1.0
@@ -171,7 +173,7 @@ def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
         value = first + len(ticks) * step
     if ticks[-1] < hi:
         ticks.append(value)
-    return ticks
+    return [round(t, 12) for t in ticks]
 
 
 def _frame() -> tuple[float, float, float, float]:
