@@ -389,6 +389,7 @@ def backfill_command(
     app: _App, model: str, start: dt.datetime, end: dt.datetime, every: str, strategy: str
 ) -> None:
     """Run MODEL as of every date from --from to --to, oldest first, with a progress bar."""
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from riskmon.config import Period
@@ -407,7 +408,7 @@ def backfill_command(
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     )
-    with _store(app) as store, Progress(*columns, transient=False) as progress:
+    with _store(app) as store, Progress(*columns, console=Console(stderr=True)) as progress:
         task = progress.add_task(f"{chosen.name}", total=len(dates))
         for day in dates:
             progress.update(task, description=f"{chosen.name} as of {day}")
@@ -529,6 +530,41 @@ def _show(value: float | None) -> str:
     if value is None:
         return "n/a"
     return f"{int(value)}" if float(value).is_integer() and abs(value) >= 1 else f"{value:.4f}"
+
+
+@cli.command("demo")
+@click.option(
+    "--dir",
+    "folder",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("riskmon-demo"),
+    show_default=True,
+    help="Folder for the demo's loans, configuration, store and reports.",
+)
+def demo_command(folder: Path) -> None:
+    """Build a demo: a synthetic book of 200,000+ scored loans, two models, a year of runs.
+
+    An application scorecard (points, higher is safer) and a behavioural PD model are
+    monitored monthly through 2024 while the population drifts, the PD model degrades and the
+    broker channel turns bad. Prints the path of the reports' index.
+    """
+    from riskmon.demo import run_demo
+
+    result = run_demo(folder)
+    by_model = Counter((o.model, o.alert_status) for o in result.outcomes if o.ok)
+    failed = [o for o in result.outcomes if not o.ok]
+    click.echo(f"{result.n_loans:,} loans in {result.folder / 'loans.db'}")
+    for model in dict.fromkeys(o.model for o in result.outcomes):
+        tally = ", ".join(
+            f"{n} {status}" for (m, status), n in sorted(by_model.items()) if m == model
+        )
+        click.echo(f"{model}: {tally}")
+    for outcome in failed:
+        click.echo(f"{outcome.model} as of {outcome.as_of}: failed: {outcome.error}")
+    click.echo(f"configuration: {result.config_path}")
+    click.echo(f"reports: {result.index_path}")
+    if failed:
+        raise SystemExit(EXIT_RUN_FAILED)
 
 
 def _register() -> None:

@@ -25,9 +25,16 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+
+from riskmon.config import Period
+from riskmon.errors import RiskmonError
+
+if TYPE_CHECKING:
+    from riskmon.run import RunOutcome
 
 REGIONS = ("north", "south", "east", "west", "centre", "coast", "hills", "capital")
 NEW_REGION = "new_town"
@@ -191,7 +198,7 @@ def demo_config(folder: Path) -> dict[str, object]:
     characteristics = [{"name": n, "kind": "numeric"} for n in NUMERIC_CHARACTERISTICS] + [
         {"name": n, "kind": "categorical"} for n in CATEGORICAL_CHARACTERISTICS
     ]
-    common = {
+    common: dict[str, object] = {
         "source": source,
         "characteristics": characteristics,
         "baseline": {"start": "2023-01-01", "end": "2023-06-30"},
@@ -201,7 +208,7 @@ def demo_config(folder: Path) -> dict[str, object]:
         # a month's cohort per channel is a few thousand loans: judge only significant drops
         "thresholds": {"significant_drops_only": True},
     }
-    columns = {
+    columns: dict[str, object] = {
         "id": "loan_id",
         "score_date": "score_date",
         "label": "default_12m",
@@ -227,3 +234,105 @@ def demo_config(folder: Path) -> dict[str, object]:
             },
         ],
     }
+
+
+class DemoError(RiskmonError):
+    """The demo cannot be built where it was asked to be."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    """What `riskmon demo` made."""
+
+    folder: Path
+    config_path: Path
+    index_path: Path
+    n_loans: int
+    outcomes: tuple[RunOutcome, ...]
+
+
+def run_demo(folder: Path, *, progress: bool = True) -> DemoResult:
+    """Build the demo in ``folder``: a loan book, a configuration, baselines, a year of monthly
+    runs of two models, their reports and the index."""
+    import yaml
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from riskmon.baseline import freeze
+    from riskmon.collect import Source
+    from riskmon.config import load_config
+    from riskmon.plan import as_of_dates
+    from riskmon.report import render_index
+    from riskmon.run import run_models
+    from riskmon.store import MetricStore
+    from riskmon.store.migrate import upgrade
+
+    folder = _prepare(folder)
+    dates = as_of_dates(*DEMO_RUNS, Period(count=1, unit="month"))
+    columns = (
+        TextColumn("{task.description:<46}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, disable=not progress, console=Console(stderr=True)) as bar:
+        steps = bar.add_task("generating the loan book", total=2 + 2 * (1 + len(dates)))
+        book = generate_book(DEMO_SPEC)
+        bar.advance(steps)
+        bar.update(steps, description=f"writing {len(book):,} loans to loans.db")
+        write_book(book, f"sqlite:///{(folder / 'loans.db').resolve()}")
+        bar.advance(steps)
+        config_path = folder / "riskmon.yaml"
+        config_path.write_text(_DEMO_HEADER + yaml.safe_dump(demo_config(folder), sort_keys=False))
+        config = load_config(config_path)
+        store = MetricStore.open(config.store.url)
+        try:
+            upgrade(store.engine)
+            outcomes: list[RunOutcome] = []
+            for model in config.models:
+                bar.update(steps, description=f"{model.name}: freezing the baseline")
+                with Source(model) as source:
+                    freeze(model, source, store)
+                bar.advance(steps)
+                for day in dates:
+                    bar.update(steps, description=f"{model.name} as of {day}")
+                    outcomes += run_models(
+                        config, [model.name], day, store=store, notify=False, report=True
+                    )
+                    bar.advance(steps)
+            index = render_index(config, store)
+        finally:
+            store.engine.dispose()
+    return DemoResult(folder, config_path, index, len(book), tuple(outcomes))
+
+
+_DEMO_HEADER = """\
+# The riskmon demo: two models on a synthetic book of scored loans (see riskmon.demo).
+# Try: riskmon -c riskmon.yaml history behaviour_pd
+#      riskmon -c riskmon.yaml run behaviour_pd --as-of 2024-12-31 --format json
+"""
+
+
+def _prepare(folder: Path) -> Path:
+    """The demo folder, emptied of an earlier demo; refuses a folder with other files."""
+    folder = folder.resolve()
+    ours = {"loans.db", "riskmon.db", "riskmon.yaml", "reports", "riskmon.db-wal", "riskmon.db-shm"}
+    if folder.exists():
+        others = sorted(p.name for p in folder.iterdir() if p.name not in ours)
+        if others:
+            raise DemoError(
+                f"{folder} holds files that are not the demo's ({', '.join(others[:5])}):"
+                f" choose an empty or new folder with --dir"
+            )
+        import shutil
+
+        for name in ours:
+            path = folder / name
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

@@ -1,0 +1,111 @@
+"""`riskmon demo`: a realistic book, two models, a year of runs, reports and an index."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from riskmon.cli import cli
+from riskmon.config import load_config
+from riskmon.demo import CATEGORICAL_CHARACTERISTICS, NUMERIC_CHARACTERISTICS
+from riskmon.store import MetricStore
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            self.hrefs += [v for k, v in attrs if k == "href" and v]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    folder = tmp_path_factory.mktemp("demo") / "riskmon-demo"
+    result = CliRunner().invoke(cli, ["demo", "--dir", str(folder)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return folder, result.stdout
+
+
+@pytest.mark.slow
+def test_demo_prints_the_index_and_writes_every_report(demo: tuple[Path, str]) -> None:
+    folder, out = demo
+    index = folder / "reports" / "index.html"
+    assert f"reports: {index}" in out.splitlines()
+    assert index.is_file()
+    parser = _Links()
+    parser.feed(index.read_text())
+    linked = {href for href in parser.hrefs if href.endswith(".html")}
+    for model in ("application_scorecard", "behaviour_pd"):
+        reports = sorted((folder / "reports" / model).glob("*.html"))
+        assert [p.stem for p in reports] == [
+            f"2024-{m:02d}-{d}"
+            for m, d in (
+                (1, 31),
+                (2, 29),
+                (3, 31),
+                (4, 30),
+                (5, 31),
+                (6, 30),
+                (7, 31),
+                (8, 31),
+                (9, 30),
+                (10, 31),
+                (11, 30),
+                (12, 31),
+            )
+        ]
+        assert f"{model}/2024-12-31.html" in linked
+
+
+@pytest.mark.slow
+def test_demo_book_and_store_are_what_the_issue_describes(demo: tuple[Path, str]) -> None:
+    folder, out = demo
+    config = load_config(folder / "riskmon.yaml")
+    assert [m.score_direction for m in config.models] == ["higher_is_safer", "higher_is_riskier"]
+    assert (
+        len(config.models[0].characteristics)
+        == len(NUMERIC_CHARACTERISTICS) + len(CATEGORICAL_CHARACTERISTICS)
+        >= 15
+    )
+    (line,) = [line for line in out.splitlines() if " loans in " in line]
+    n_loans = int(line.split(" loans in ")[0].replace(",", ""))
+    assert n_loans >= 200_000
+    store = MetricStore.open(config.store.url)
+    try:
+        for model in config.models:
+            runs = store.runs(model.name)
+            assert len(runs) == 12
+            assert {r.status for r in runs} == {"succeeded"}
+            assert store.latest_baseline(model.name) is not None
+        # the story the book tells: the PD model degrades, the population drifts
+        auc = [p.value for p in store.history("behaviour_pd", "auc", population="performance")]
+        assert auc[0] is not None
+        assert auc[-1] is not None
+        assert auc[-1] < auc[0] - 0.05
+        csi = store.history("application_scorecard", "csi", variable="income", population="current")
+        assert csi[0].value is not None
+        assert csi[0].value < 0.10
+        assert csi[-1].value is not None
+        assert csi[-1].value > 0.25
+        broker = store.history(
+            "behaviour_pd", "bad_rate", segment="channel=broker", population="performance"
+        )
+        assert broker[-1].value is not None
+        assert broker[0].value is not None
+        assert broker[-1].value > 1.5 * broker[0].value
+    finally:
+        store.engine.dispose()
+
+
+def test_demo_refuses_a_folder_with_other_files(tmp_path: Path) -> None:
+    (tmp_path / "thesis.docx").write_text("mine")
+    result = CliRunner().invoke(cli, ["demo", "--dir", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "thesis.docx" in result.output
+    assert (tmp_path / "thesis.docx").read_text() == "mine"
