@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -27,42 +28,39 @@ def sqlite_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'store.db'}"
 
 
-@pytest.fixture
-def postgres_url() -> Iterator[str]:
-    """A fresh, empty PostgreSQL database, dropped afterwards."""
-    server = os.environ.get(POSTGRES_ENV)
+@contextmanager
+def _throwaway_database(env: str, example: str, *, drop_options: str = "") -> Iterator[str]:
+    """A fresh, empty database on the server named by ``$env``, dropped afterwards; the test
+    is skipped, saying how to run it, when ``$env`` is not set."""
+    server = os.environ.get(env)
     if not server:
-        pytest.skip(
-            f"PostgreSQL tests need {POSTGRES_ENV} (e.g. postgresql+psycopg://postgres@127.0.0.1/postgres)"
-        )
-    name = f"riskmon_test_{uuid.uuid4().hex[:12]}"
+        pytest.skip(f"needs {env} (e.g. {example})")
     admin = create_engine(server, isolation_level="AUTOCOMMIT")
+    name = f"riskmon_test_{uuid.uuid4().hex[:12]}"
+    quoted = admin.dialect.identifier_preparer.quote_identifier(name)
     with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
+        connection.execute(text(f"CREATE DATABASE {quoted}"))
     try:
         yield make_url(server).set(database=name).render_as_string(hide_password=False)
     finally:
         with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            connection.execute(text(f"DROP DATABASE IF EXISTS {quoted}{drop_options}"))
         admin.dispose()
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh, empty PostgreSQL database, dropped afterwards."""
+    example = "postgresql+psycopg://postgres@127.0.0.1/postgres"
+    with _throwaway_database(POSTGRES_ENV, example, drop_options=" WITH (FORCE)") as url:
+        yield url
 
 
 @pytest.fixture
 def mariadb_url() -> Iterator[str]:
     """A fresh, empty MariaDB/MySQL database, dropped afterwards."""
-    server = os.environ.get(MARIADB_ENV)
-    if not server:
-        pytest.skip(f"MariaDB tests need {MARIADB_ENV} (e.g. mysql+pymysql://root@127.0.0.1/test)")
-    name = f"riskmon_test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f"CREATE DATABASE `{name}`"))
-    try:
-        yield make_url(server).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as connection:
-            connection.execute(text(f"DROP DATABASE IF EXISTS `{name}`"))
-        admin.dispose()
+    with _throwaway_database(MARIADB_ENV, "mysql+pymysql://root@127.0.0.1/test") as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
