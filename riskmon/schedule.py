@@ -1,0 +1,466 @@
+"""Run the models on their cron schedules: APScheduler triggers that call :func:`run_model`.
+
+The scheduler decides *when*; what a run does is :func:`~riskmon.run.run_model`, the same entry
+point the command line uses. Three pieces:
+
+- :func:`build_scheduler` maps the configuration to one cron job per scheduled model, kept in
+  the metric store's database (APScheduler's ``apscheduler_jobs`` table), and drops the jobs of
+  models that are no longer scheduled;
+- :func:`catch_up` runs the as-of dates each schedule would have fired on while no scheduler was
+  running, oldest first, at most ``scheduler.max_catch_up_runs`` of them per model (the newest);
+- :func:`scheduled_run` is the job itself: it reloads the configuration, opens the store and
+  runs one model as of the date its cron fired on.
+
+Schedules are standard 5-field crontab expressions in ``scheduler.timezone``: day-of-week 0 and
+7 are Sunday, and when both day-of-month and day-of-week are restricted a day matching either
+fires, as cron does (APScheduler 3 counts weekdays from Monday and requires both).
+
+Runs execute one at a time in the scheduler's main thread, so a stop signal can reach the run
+in progress: the first SIGTERM/SIGINT lets it finish and starts no other, a second one abandons
+it (:func:`run_model` records it as failed, "interrupted before it finished").
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import click
+from apscheduler.events import EVENT_SCHEDULER_STARTED
+from apscheduler.executors.debug import DebugExecutor
+from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.schedulers.base import SchedulerNotRunningError
+from apscheduler.schedulers.blocking import BlockingScheduler
+from apscheduler.triggers.combining import OrTrigger
+from apscheduler.triggers.cron import CronTrigger
+from sqlalchemy.pool import NullPool
+
+from riskmon.config import ModelConfig, RiskmonConfig, load_config, resolve_config_path
+from riskmon.errors import ConfigError, RiskmonError
+from riskmon.redact import redact
+from riskmon.run import RunOutcome, run_model
+from riskmon.store.engine import opened_store, store_engine
+from riskmon.store.migrate import check_schema
+from riskmon.store.repository import MetricStore
+
+if TYPE_CHECKING:
+    from riskmon.cli import _App
+
+log = logging.getLogger(__name__)
+
+#: the table of the metric store's database that holds the scheduler's jobs
+JOB_TABLE = "apscheduler_jobs"
+#: the job function, by textual reference, so that persisted jobs survive a restart
+JOB_FUNCTION = "riskmon.schedule:scheduled_run"
+#: how far before "now" a scheduled run looks for the fire time it was started for, beyond the
+#: misfire grace (the job may start a little after its grace was checked)
+_FIRE_LOOKBACK_MARGIN = dt.timedelta(minutes=5)
+_CRON_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
+
+#: set once `riskmon schedule` has been asked to stop: no scheduled run starts after that
+stopping = threading.Event()
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """A second stop signal: the run in progress is abandoned (and recorded as failed)."""
+
+
+# --------------------------------------------------------------------------- cron
+
+
+def scheduler_timezone(config: RiskmonConfig) -> ZoneInfo:
+    """The time zone schedules are read in and as-of dates are taken in."""
+    name = config.scheduler.timezone
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(
+            f"expected an IANA time zone such as 'UTC' or 'Europe/Paris', got {name!r}",
+            key="scheduler.timezone",
+        ) from None
+
+
+def _weekday(token: str) -> int:
+    if token.isdigit() and 0 <= int(token) <= 7:
+        return int(token)
+    if token.lower() in _CRON_WEEKDAYS:
+        return _CRON_WEEKDAYS.index(token.lower())
+    raise ValueError(f"expected a weekday 0-7 or sun-sat, got {token!r}")
+
+
+def _weekdays(field: str) -> str:
+    """A crontab day-of-week field (0 and 7 = Sunday) as APScheduler weekday names."""
+    days: set[int] = set()
+    for part in field.split(","):
+        body, _, step = part.partition("/")
+        if body == "*":
+            first, last = 0, 6
+        elif "-" in body:
+            low, high = body.split("-", 1)
+            first, last = _weekday(low), _weekday(high)
+        else:
+            first = _weekday(body)
+            last = 6 if step else first
+        days.update(day % 7 for day in range(first, last + 1, int(step) if step else 1))
+    return ",".join(_CRON_WEEKDAYS[day] for day in sorted(days))
+
+
+def cron_trigger(expression: str, timezone: ZoneInfo) -> Any:
+    """An APScheduler trigger firing when the 5-field crontab ``expression`` does."""
+    fields = expression.split()
+    if len(fields) != 5:
+        raise ValueError(f"expected 5 cron fields, got {len(fields)} in {expression!r}")
+    minute, hour, day, month, day_of_week = fields
+    weekdays = "*" if day_of_week == "*" else _weekdays(day_of_week)
+
+    def cron(day: str, day_of_week: str) -> CronTrigger:
+        return CronTrigger(
+            minute=minute,
+            hour=hour,
+            day=day,
+            month=month,
+            day_of_week=day_of_week,
+            timezone=timezone,
+        )
+
+    if day.startswith("*") or day_of_week.startswith("*"):
+        return cron(day, weekdays)
+    # cron fires on a day matching either field when both are restricted
+    return OrTrigger([cron(day, "*"), cron("*", weekdays)])
+
+
+def fire_dates(trigger: Any, start: dt.datetime, end: dt.datetime) -> list[dt.date]:
+    """The dates (in the trigger's time zone) on which ``trigger`` fires in [start, end]."""
+    dates: list[dt.date] = []
+    fire = trigger.get_next_fire_time(None, start)
+    while fire is not None and fire <= end:
+        day = fire.date()
+        dates.append(day)
+        next_day = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), tzinfo=fire.tzinfo)
+        fire = trigger.get_next_fire_time(None, next_day)
+    return dates
+
+
+def _local(moment: dt.datetime | None, timezone: ZoneInfo) -> dt.datetime:
+    if moment is None:
+        return dt.datetime.now(timezone)
+    if moment.tzinfo is None:  # a wall-clock time in the scheduler's zone
+        return moment.replace(tzinfo=timezone)
+    return moment.astimezone(timezone)
+
+
+# --------------------------------------------------------------------------- catch-up
+
+
+def missed_runs(
+    config: RiskmonConfig, store: MetricStore, *, now: dt.datetime | None = None
+) -> list[tuple[ModelConfig, dt.date]]:
+    """The (model, as-of date) pairs :func:`catch_up` would run, in the order it runs them.
+
+    For each scheduled model: every date its cron fired on after the as-of date of its newest
+    successful run, up to ``now``; the newest ``scheduler.max_catch_up_runs`` of them. A model
+    that never succeeded has only today's fires (already past) to catch up, not its history:
+    backfill that with ``riskmon run`` on chosen dates.
+    """
+    timezone = scheduler_timezone(config)
+    now = _local(now, timezone)
+    limit = config.scheduler.max_catch_up_runs
+    planned: list[tuple[dt.date, int, ModelConfig]] = []
+    for position, model in enumerate(config.models):
+        if model.schedule is None or limit == 0:
+            continue
+        latest = store.latest_run(model.name)
+        first = latest.as_of + dt.timedelta(days=1) if latest is not None else now.date()
+        start = dt.datetime.combine(first, dt.time(), tzinfo=timezone)
+        dates = fire_dates(cron_trigger(model.schedule, timezone), start, now)
+        planned += [(day, position, model) for day in dates[-limit:]]
+    return [(model, day) for day, _, model in sorted(planned, key=lambda p: p[:2])]
+
+
+def catch_up(
+    config: RiskmonConfig,
+    store: MetricStore,
+    *,
+    now: dt.datetime | None = None,
+    stop: threading.Event | None = None,
+) -> list[RunOutcome]:
+    """Run what the schedules missed while no scheduler ran (see :func:`missed_runs`).
+
+    Runs are made oldest date first, so that each compares with the one before it; ``stop``,
+    once set, keeps the next one from starting. ``now`` without a time zone is read in
+    ``scheduler.timezone``.
+    """
+    outcomes = []
+    for model, as_of in missed_runs(config, store, now=now):
+        if stop is not None and stop.is_set():
+            log.warning("catch-up stopped before %s as of %s", model.name, as_of)
+            break
+        log.info("catching up %s as of %s", model.name, as_of)
+        outcomes.append(run_model(config, model, as_of, store=store))
+    return outcomes
+
+
+# --------------------------------------------------------------------------- the job
+
+
+@contextmanager
+def _opened(url: str) -> Iterator[MetricStore]:
+    with opened_store(url) as engine:
+        check_schema(engine)
+        yield MetricStore(engine)
+
+
+def _fire_date(config: RiskmonConfig, schedule: str, timezone: ZoneInfo) -> dt.date:
+    """The date of the newest fire time the job can have been started for."""
+    now = dt.datetime.now(timezone)
+    grace = dt.timedelta(seconds=config.scheduler.misfire_grace_seconds)
+    fired = fire_dates(cron_trigger(schedule, timezone), now - grace - _FIRE_LOOKBACK_MARGIN, now)
+    return fired[-1] if fired else now.date()
+
+
+def scheduled_run(config_path: str, model_name: str) -> None:
+    """The scheduler's job: run ``model_name`` as of the date its cron fired on.
+
+    The configuration is read again, so changed thresholds or sources apply from the next run
+    on (a changed schedule needs a restart of ``riskmon schedule``). Nothing is raised: a failed
+    run is recorded in the store, and a run that cannot start is logged.
+    """
+    if stopping.is_set():
+        log.warning("%s: not started, the scheduler is stopping", model_name)
+        return
+    try:
+        config = load_config(config_path)
+        model = config.model(model_name)
+        if model.schedule is None:
+            log.warning(
+                "%s: no longer scheduled in %s; restart `riskmon schedule` to drop its job",
+                model_name,
+                config_path,
+            )
+            return
+        as_of = _fire_date(config, model.schedule, scheduler_timezone(config))
+        with _opened(config.store.url) as store:
+            outcome = run_model(config, model, as_of, store=store)
+    except RunInterrupted:
+        log.warning("%s: run abandoned on a second stop signal", model_name)
+        return
+    except RiskmonError as exc:
+        log.error("%s: scheduled run not started: %s", model_name, redact(str(exc)))
+        return
+    except Exception:  # a bug must not stop the other models' schedules
+        log.exception("%s: scheduled run failed unexpectedly", model_name)
+        return
+    if not outcome.ok:
+        log.warning("%s as of %s: %s: %s", model_name, as_of, outcome.status, outcome.error)
+
+
+# --------------------------------------------------------------------------- the scheduler
+
+
+def _job_store(url: str) -> Any:
+    # No pool: APScheduler may read its job store once more after shutdown has disposed of the
+    # engine, and a pooled connection opened then would never be closed.
+    return SQLAlchemyJobStore(engine=store_engine(url, poolclass=NullPool), tablename=JOB_TABLE)
+
+
+def _job_options(config: RiskmonConfig) -> dict[str, Any]:
+    return {
+        "coalesce": True,
+        "max_instances": 1,
+        "misfire_grace_time": config.scheduler.misfire_grace_seconds,
+    }
+
+
+def build_scheduler(
+    config: RiskmonConfig, config_path: str | os.PathLike[str]
+) -> BlockingScheduler:
+    """A scheduler with one cron job per scheduled model, kept in the metric store's database.
+
+    The job store is brought in line with ``config`` now: each scheduled model's job is written
+    (id = the model's name, its next fire time computed afresh; runs missed while stopped are
+    :func:`catch_up`'s), and the jobs of models without a schedule are removed. Jobs run in the
+    scheduler's own thread, one at a time.
+    """
+    timezone = scheduler_timezone(config)
+    path = str(Path(config_path).resolve())
+    scheduled = [m for m in config.models if m.schedule is not None]
+    # A paused scheduler writes the jobs to the store without running any of them.
+    sync = BackgroundScheduler(
+        jobstores={"default": _job_store(config.store.url)}, timezone=timezone
+    )
+    sync.start(paused=True)
+    try:
+        for model in scheduled:
+            assert model.schedule is not None
+            sync.add_job(
+                JOB_FUNCTION,
+                trigger=cron_trigger(model.schedule, timezone),
+                args=[path, model.name],
+                id=model.name,
+                name=f"riskmon run {model.name}",
+                replace_existing=True,
+                **_job_options(config),
+            )
+        wanted = {m.name for m in scheduled}
+        for job in sync.get_jobs():
+            if job.id not in wanted:
+                log.info("removing the job of %s: no longer scheduled", job.id)
+                sync.remove_job(job.id)
+    finally:
+        sync.shutdown(wait=False)
+    return BlockingScheduler(
+        jobstores={"default": _job_store(config.store.url)},
+        executors={"default": DebugExecutor()},
+        job_defaults=_job_options(config),
+        timezone=timezone,
+    )
+
+
+# --------------------------------------------------------------------------- the command
+
+
+class _StopSignals:
+    """SIGTERM and SIGINT for `riskmon schedule`.
+
+    The handler itself only sets flags and writes a byte to a pipe; a watcher thread does the
+    rest (a signal handler must not take the locks the interrupted code may hold). The second
+    signal raises :class:`RunInterrupted` in the main thread, where the runs execute.
+    """
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self.scheduler: Any = None
+        self._read, self._write = os.pipe()
+        self._previous: dict[int, Any] = {}
+        self._watcher = threading.Thread(target=self._watch, name="riskmon-stop", daemon=True)
+
+    @property
+    def abandoned(self) -> bool:
+        return len(self.received) >= 2
+
+    def __enter__(self) -> _StopSignals:
+        stopping.clear()
+        for signum in self.SIGNALS:
+            self._previous[signum] = signal.signal(signum, self._handle)
+        self._watcher.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+        os.write(self._write, b"\0")
+        self._watcher.join(timeout=30)
+        os.close(self._read)
+        os.close(self._write)
+        stopping.clear()
+
+    def _handle(self, signum: int, _frame: FrameType | None) -> None:
+        self.received.append(signum)
+        if len(self.received) == 1:
+            stopping.set()  # the main thread only reads this event, never waits on it
+            os.write(self._write, bytes([signum]))
+        elif len(self.received) == 2:
+            raise RunInterrupted(f"{signal.Signals(signum).name} received a second time")
+        # later signals: the abandoned run is being recorded as failed; let that finish
+
+    def _watch(self) -> None:
+        while True:
+            byte = os.read(self._read, 1)
+            if not byte or byte == b"\0":
+                return
+            name = signal.Signals(byte[0]).name
+            click.echo(
+                f"riskmon schedule: {name}: finishing the run in progress, then stopping "
+                f"(send it again to abandon the run)",
+                err=True,
+            )
+            self.stop_scheduler()
+
+    def stop_scheduler(self, *_event: object) -> None:
+        """Shut the scheduler down once its current run (if any) has finished."""
+        scheduler = self.scheduler
+        if scheduler is None or not stopping.is_set() or not scheduler.running:
+            return
+        with suppress(SchedulerNotRunningError):  # stopped by the other path meanwhile
+            scheduler.shutdown(wait=True)
+
+
+def _echo_next_runs(scheduler: Any, config: RiskmonConfig) -> None:
+    schedules = {m.name: m.schedule for m in config.models}
+    for job in sorted(scheduler.get_jobs(), key=lambda j: j.id):
+        when = job.next_run_time.isoformat(sep=" ") if job.next_run_time else "never"
+        click.echo(f"{job.id}: next run {when} (cron {schedules.get(job.id)!r})")
+
+
+@click.command("schedule")
+@click.pass_obj
+def schedule_command(app: _App) -> None:
+    """Run every model on its cron schedule until stopped.
+
+    On start, runs the dates missed since each model's last successful run (scheduler.catch_up).
+    SIGTERM or Ctrl-C lets the run in progress finish, then exits 0; a second one abandons the
+    run (recorded as failed) and exits 128 + the signal number.
+    """
+    config = app.config()
+    config_path = resolve_config_path(app.config_path)
+    timezone = scheduler_timezone(config)
+    if not any(m.schedule for m in config.models):
+        click.echo("riskmon schedule: no model has a schedule; nothing to do", err=True)
+        return
+    with _opened(config.store.url):  # fail early, in one line, on a store that is not migrated
+        pass
+    scheduler = build_scheduler(config, config_path)
+    with _StopSignals() as signals:
+        try:
+            if config.scheduler.catch_up:
+                with _opened(config.store.url) as store:
+                    for outcome in catch_up(config, store, now=None, stop=stopping):
+                        detail = outcome.alert_status if outcome.ok else outcome.error
+                        click.echo(
+                            f"caught up {outcome.model} as of {outcome.as_of}: "
+                            f"{outcome.status} ({detail})"
+                        )
+            if not stopping.is_set():
+                signals.scheduler = scheduler
+                scheduler.add_listener(
+                    lambda _event: _echo_next_runs(scheduler, config), EVENT_SCHEDULER_STARTED
+                )
+                # a signal received while the scheduler was starting stops it right away
+                scheduler.add_listener(signals.stop_scheduler, EVENT_SCHEDULER_STARTED)
+                click.echo(f"riskmon schedule: running (time zone {timezone.key})")
+                scheduler.start()
+        except RunInterrupted:
+            pass
+        finally:
+            if scheduler.running:
+                scheduler.shutdown(wait=False)
+    if signals.abandoned:
+        raise click.exceptions.Exit(128 + signals.received[1])
+    click.echo("riskmon schedule: stopped")
+
+
+__all__ = [
+    "JOB_FUNCTION",
+    "JOB_TABLE",
+    "RunInterrupted",
+    "build_scheduler",
+    "catch_up",
+    "cron_trigger",
+    "fire_dates",
+    "missed_runs",
+    "schedule_command",
+    "scheduled_run",
+    "scheduler_timezone",
+]

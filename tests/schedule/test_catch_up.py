@@ -1,0 +1,256 @@
+"""Catch-up: the as-of dates the schedules missed while no scheduler ran, run oldest first;
+cron semantics as in crontab; the scheduled job itself."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import threading
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from riskmon.config import ModelConfig, RiskmonConfig, parse_config
+from riskmon.errors import ConfigError
+from riskmon.run import run_model
+from riskmon.schedule import (
+    catch_up,
+    cron_trigger,
+    fire_dates,
+    missed_runs,
+    scheduled_run,
+    scheduler_timezone,
+)
+from riskmon.store import MetricStore
+from riskmon.store.engine import store_engine
+from riskmon.store.migrate import upgrade
+
+from ..run.sources import MODEL, config_of, load_loans, loans_model, write_config
+
+UTC = ZoneInfo("UTC")
+LAST_SUCCESS = dt.date(2025, 2, 28)
+NOW = dt.datetime(2025, 3, 4, 3, 0, tzinfo=UTC)
+
+
+def _days(*days: int) -> list[dt.date]:
+    return [dt.date(2025, 3, day) for day in days]
+
+
+@pytest.fixture
+def loans_url(tmp_path: Path) -> str:
+    url = f"sqlite:///{tmp_path / 'loans.db'}"
+    load_loans(url)
+    return url
+
+
+def _config(*models: ModelConfig, **scheduler: Any) -> RiskmonConfig:
+    document = config_of("sqlite://", models, **scheduler)
+    return parse_config(document, source="test", env={})
+
+
+def _succeed(config: RiskmonConfig, as_of: dt.date, store: MetricStore) -> None:
+    outcome = run_model(config, config.models[0], as_of, store=store)
+    assert outcome.ok, outcome.error
+
+
+def test_catch_up_runs_every_missed_night_in_date_order(store: MetricStore, loans_url: str) -> None:
+    config = _config(loans_model(loans_url))
+    _succeed(config, LAST_SUCCESS, store)
+    outcomes = catch_up(config, store, now=NOW)
+    assert [o.as_of for o in outcomes] == _days(1, 2, 3, 4)
+    assert all(o.status == "succeeded" for o in outcomes)
+    assert [r.as_of for r in store.runs(MODEL)] == [LAST_SUCCESS, *_days(1, 2, 3, 4)]
+    assert catch_up(config, store, now=NOW) == []  # nothing left
+
+
+def test_catch_up_keeps_only_the_newest_dates(store: MetricStore, loans_url: str) -> None:
+    config = _config(loans_model(loans_url), max_catch_up_runs=2)
+    _succeed(config, LAST_SUCCESS, store)
+    outcomes = catch_up(config, store, now=NOW)
+    assert [o.as_of for o in outcomes] == _days(3, 4)
+    assert [r.as_of for r in store.runs(MODEL)] == [LAST_SUCCESS, *_days(3, 4)]
+
+
+def test_catch_up_retries_failed_nights_after_the_last_success(
+    store: MetricStore, loans_url: str, tmp_path: Path
+) -> None:
+    config = _config(loans_model(loans_url))
+    _succeed(config, LAST_SUCCESS, store)
+    broken = loans_model(f"sqlite:///{tmp_path / 'missing' / 'loans.db'}")
+    assert run_model(config, broken, _days(2)[0], store=store).status == "failed"
+    assert [m.name for m, _ in missed_runs(config, store, now=NOW)] == [MODEL] * 4
+    assert [d for _, d in missed_runs(config, store, now=NOW)] == _days(1, 2, 3, 4)
+
+
+@pytest.mark.parametrize(
+    ("now", "expected"),
+    [
+        (dt.datetime(2025, 3, 4, 3, 0, tzinfo=UTC), _days(4)),
+        (dt.datetime(2025, 3, 4, 1, 59, tzinfo=UTC), []),
+        (dt.datetime(2025, 3, 4, 2, 0, tzinfo=UTC), _days(4)),
+    ],
+)
+def test_a_model_never_run_catches_up_only_todays_fire(
+    store: MetricStore, loans_url: str, now: dt.datetime, expected: list[dt.date]
+) -> None:
+    config = _config(loans_model(loans_url))
+    assert [d for _, d in missed_runs(config, store, now=now)] == expected
+
+
+def test_models_without_a_schedule_are_not_caught_up(store: MetricStore, loans_url: str) -> None:
+    config = _config(loans_model(loans_url, schedule=None))
+    assert missed_runs(config, store, now=NOW) == []
+
+
+def test_zero_catch_up_runs_catches_nothing_up(store: MetricStore, loans_url: str) -> None:
+    config = _config(loans_model(loans_url), max_catch_up_runs=0)
+    _succeed(config, LAST_SUCCESS, store)
+    assert missed_runs(config, store, now=NOW) == []
+
+
+def test_several_models_are_caught_up_date_by_date(store: MetricStore, loans_url: str) -> None:
+    first = loans_model(loans_url)
+    second = loans_model(loans_url, name="second", schedule="30 1 * * *")
+    config = _config(first, second)
+    _succeed(config, LAST_SUCCESS, store)
+    run_model(config, second, dt.date(2025, 3, 2), store=store)
+    planned = [(m.name, d) for m, d in missed_runs(config, store, now=NOW)]
+    assert planned == [
+        (MODEL, _days(1)[0]),
+        (MODEL, _days(2)[0]),
+        (MODEL, _days(3)[0]),
+        ("second", _days(3)[0]),
+        (MODEL, _days(4)[0]),
+        ("second", _days(4)[0]),
+    ]
+
+
+def test_dates_are_those_of_the_scheduler_time_zone(store: MetricStore, loans_url: str) -> None:
+    config = _config(loans_model(loans_url), timezone="America/New_York")
+    _succeed(config, LAST_SUCCESS, store)
+    # 03:00 UTC on 4 March is 22:00 on 3 March in New York: its 02:00 fire is tomorrow's
+    assert [d for _, d in missed_runs(config, store, now=NOW)] == _days(1, 2, 3)
+    naive = dt.datetime(2025, 3, 4, 3, 0)  # read in the scheduler's zone
+    assert [d for _, d in missed_runs(config, store, now=naive)] == _days(1, 2, 3, 4)
+
+
+def test_a_set_stop_event_keeps_runs_from_starting(store: MetricStore, loans_url: str) -> None:
+    config = _config(loans_model(loans_url))
+    _succeed(config, LAST_SUCCESS, store)
+    stop = threading.Event()
+    stop.set()
+    assert catch_up(config, store, now=NOW, stop=stop) == []
+    assert len(store.runs(MODEL)) == 1
+
+
+def test_an_unknown_time_zone_is_a_config_error() -> None:
+    config = _config(timezone="Mars/Olympus_Mons")
+    with pytest.raises(ConfigError, match=r"scheduler\.timezone.*Mars/Olympus_Mons"):
+        scheduler_timezone(config)
+
+
+# --------------------------------------------------------------------------- cron semantics
+
+
+def _fires(expression: str, start: dt.date, end: dt.date) -> list[dt.date]:
+    trigger = cron_trigger(expression, UTC)
+    begin = dt.datetime.combine(start, dt.time(), tzinfo=UTC)
+    return fire_dates(trigger, begin, dt.datetime.combine(end, dt.time(23, 59), tzinfo=UTC))
+
+
+def test_weekday_numbers_follow_crontab_zero_and_seven_are_sunday() -> None:
+    march = (dt.date(2025, 3, 1), dt.date(2025, 3, 16))  # 1 March 2025 is a Saturday
+    assert _fires("0 2 * * 0", *march) == _days(2, 9, 16)
+    assert _fires("0 2 * * 7", *march) == _days(2, 9, 16)
+    assert _fires("0 2 * * 1-5", *march) == _days(3, 4, 5, 6, 7, 10, 11, 12, 13, 14)
+    assert _fires("0 2 * * */3", *march) == _days(1, 2, 5, 8, 9, 12, 15, 16)  # sat, sun, wed
+    assert _fires("0 2 * * sat,SUN", *march) == _days(1, 2, 8, 9, 15, 16)
+
+
+def test_day_of_month_and_weekday_both_set_fire_on_either_as_cron_does() -> None:
+    assert _fires("0 2 1,15 * 1", dt.date(2025, 3, 1), dt.date(2025, 3, 20)) == _days(
+        1, 3, 10, 15, 17
+    )
+    assert _fires("0 2 1 * *", dt.date(2025, 3, 1), dt.date(2025, 4, 30)) == [
+        dt.date(2025, 3, 1),
+        dt.date(2025, 4, 1),
+    ]
+
+
+def test_a_cron_firing_many_times_a_day_gives_each_date_once() -> None:
+    assert _fires("*/5 * * * *", dt.date(2025, 3, 1), dt.date(2025, 3, 3)) == _days(1, 2, 3)
+
+
+def test_a_bad_weekday_is_rejected() -> None:
+    with pytest.raises(ValueError, match="weekday"):
+        cron_trigger("0 2 * * 8", UTC)
+
+
+# --------------------------------------------------------------------------- the job
+
+
+def _migrated(url: str) -> None:
+    engine = store_engine(url)
+    try:
+        upgrade(engine)
+    finally:
+        engine.dispose()
+
+
+def test_scheduled_run_runs_the_model_as_of_the_fire_date(tmp_path: Path, loans_url: str) -> None:
+    store_url = f"sqlite:///{tmp_path / 'store.db'}"
+    _migrated(store_url)
+    path = tmp_path / "riskmon.yaml"
+    write_config(path, config_of(store_url, [loans_model(loans_url, schedule="* * * * *")]))
+    before = dt.datetime.now(UTC).date()
+    scheduled_run(str(path), MODEL)
+    after = dt.datetime.now(UTC).date()
+    store = MetricStore.open(store_url)
+    try:
+        (run,) = store.runs(MODEL)
+        assert run.status == "succeeded"
+        assert run.as_of in {before, after}
+    finally:
+        store.engine.dispose()
+
+
+def test_scheduled_run_records_a_failed_run_without_raising(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store_url = f"sqlite:///{tmp_path / 'store.db'}"
+    _migrated(store_url)
+    path = tmp_path / "riskmon.yaml"
+    missing = f"sqlite:///{tmp_path / 'missing' / 'loans.db'}"
+    write_config(path, config_of(store_url, [loans_model(missing, schedule="* * * * *")]))
+    with caplog.at_level(logging.WARNING, logger="riskmon"):
+        scheduled_run(str(path), MODEL)
+    store = MetricStore.open(store_url)
+    try:
+        (run,) = store.runs(MODEL)
+        assert run.status == "failed"
+        assert store.count_rows("figures") == 0
+    finally:
+        store.engine.dispose()
+    assert any("failed" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize(
+    "problem", ["missing config", "unknown model", "store not migrated", "no schedule"]
+)
+def test_scheduled_run_logs_what_keeps_a_run_from_starting_and_returns(
+    tmp_path: Path, loans_url: str, caplog: pytest.LogCaptureFixture, problem: str
+) -> None:
+    store_url = f"sqlite:///{tmp_path / 'store.db'}"
+    if problem != "store not migrated":
+        _migrated(store_url)
+    path = tmp_path / "riskmon.yaml"
+    schedule = None if problem == "no schedule" else "0 2 * * *"
+    if problem != "missing config":
+        write_config(path, config_of(store_url, [loans_model(loans_url, schedule=schedule)]))
+    name = "gone" if problem == "unknown model" else MODEL
+    with caplog.at_level(logging.WARNING, logger="riskmon"):
+        scheduled_run(str(path), name)
+    assert caplog.records, "the reason is logged"
+    assert all(r.name.startswith("riskmon.schedule") for r in caplog.records)
