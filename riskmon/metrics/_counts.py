@@ -181,14 +181,13 @@ class CountTable:
         check_same_length(y.shape[0], s.shape[0], "y_score")
         w = check_weights(sample_weight, y.shape[0])
         if w is None:
-            bad_values, n_bads_at = _run_lengths(np.sort(s[y]))
-            good_values, n_goods_at = _run_lengths(np.sort(s[~y]))
-            values = np.union1d(bad_values, good_values)
+            sorted_bads = np.sort(s[y])
+            # the two sorted runs merged: a stable sort finds the runs and merges them in O(n)
+            both = np.sort(np.concatenate([sorted_bads, np.sort(s[~y])]), kind="stable")
+            values, n_total = _run_lengths(both)
+            bad_values, n_bads_at = _run_lengths(sorted_bads)
             n_bads = np.zeros(values.size, dtype=np.int64)
-            n_goods = np.zeros(values.size, dtype=np.int64)
             n_bads[np.searchsorted(values, bad_values)] = n_bads_at
-            n_goods[np.searchsorted(values, good_values)] = n_goods_at
-            n_total = n_bads + n_goods
             return cls._make(
                 values, n_total, n_bads, n_total.astype(np.float64), n_bads.astype(np.float64)
             )

@@ -58,8 +58,15 @@ def _lift_table(r: Ranked, n_groups: int) -> pd.DataFrame:
         frame.attrs.update(order_breaks=0, n_groups_requested=int(n_groups))
         return frame
     group = _group_of_each_score(weights, int(n_groups))
-    used, index = np.unique(group, return_inverse=True)
-    k = used.size
+    # the groups that received a score, renumbered 0..k-1: a lookup over the groups when there
+    # are fewer groups than scores (no sort of every row), else np.unique
+    if n_groups <= group.size:
+        present = np.bincount(group, minlength=int(n_groups)) > 0
+        index = (np.cumsum(present) - 1)[group]
+        k = int(np.count_nonzero(present))
+    else:
+        used, index = np.unique(group, return_inverse=True)
+        k = used.size
     n_rows = np.bincount(index, weights=r.n_rows_per_score, minlength=k)
     bads: FloatArray = np.bincount(index, weights=r.bads, minlength=k).astype(np.float64)
     goods: FloatArray = np.bincount(index, weights=r.goods, minlength=k).astype(np.float64)
