@@ -7,19 +7,12 @@ from collections.abc import Iterator
 import pytest
 
 from riskmon.store import MetricStore
-from riskmon.store.engine import store_engine
-from riskmon.store.migrate import upgrade
 
-from .sources import freeze_baseline, load_loans
+from .sources import postgres_store
 
 
 @pytest.fixture
 def pg_store(postgres_url: str) -> Iterator[MetricStore]:
     """A migrated store on PostgreSQL whose database also has the loans and a frozen baseline."""
-    load_loans(postgres_url)
-    engine = store_engine(postgres_url)
-    upgrade(engine)
-    store = MetricStore(engine)
-    freeze_baseline(postgres_url, store)
-    yield store
-    engine.dispose()
+    with postgres_store(postgres_url) as store:
+        yield store

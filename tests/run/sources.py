@@ -5,7 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import socket
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,8 @@ from riskmon.baseline import freeze
 from riskmon.collect import Source
 from riskmon.config import ModelConfig, RiskmonConfig, parse_config
 from riskmon.store import MetricStore
+from riskmon.store.engine import store_engine
+from riskmon.store.migrate import upgrade
 
 from ..collect.loans import load, loan_frame, model_config
 
@@ -62,6 +65,20 @@ def freeze_baseline(url: str, store: MetricStore) -> None:
     model = loans_model(url)
     with Source(model) as source:
         freeze(model, source, store)
+
+
+@contextmanager
+def postgres_store(url: str) -> Iterator[MetricStore]:
+    """A migrated store at ``url`` whose database also has the loans and a frozen baseline."""
+    load_loans(url)
+    engine = store_engine(url)
+    try:
+        upgrade(engine)
+        store = MetricStore(engine)
+        freeze_baseline(url, store)
+        yield store
+    finally:
+        engine.dispose()
 
 
 def config_of(store_url: str, models: Sequence[ModelConfig], **scheduler: Any) -> dict[str, Any]:
