@@ -33,6 +33,7 @@ from sqlalchemy import (
     Connection,
     Date,
     FromClause,
+    Integer,
     Select,
     and_,
     case,
@@ -87,15 +88,25 @@ class _Columns:
         self.label = c[request.label].label("label")
         self.weight = c[request.weight] if request.weight else None
         self.segments = [c[name].label(f"segment_{i}") for i, name in enumerate(request.segments)]
-        # one window: a constant, not grouped on; several: a CASE that is grouped on
+        # each row's population as its position in the group (see population_name): one
+        # window, a constant, not grouped on; several, a CASE that is grouped on. An integer
+        # rather than the population's name, because grouping on text costs more (DuckDB:
+        # about a third of each GROUP BY, benchmarks/collect.md)
+        self.population_names = [p.name for p in group]
         self.population: ColumnElement[Any] = (
-            literal(group[0].name).label("population")
+            literal(0, Integer()).label("population")
             if len(group) == 1
-            else case(*((_in_window(self.date, p), p.name) for p in group)).label("population")
+            else case(
+                *((_in_window(self.date, p), literal(i, Integer())) for i, p in enumerate(group))
+            ).label("population")
         )
         self.grouped_population = [] if len(group) == 1 else [self.population]
         self.where = or_(*(_in_window(self.date, p) for p in group))
         self.loans = loans
+
+    def population_name(self, code: Any) -> str:
+        """The name of the population a row's ``population`` column codes."""
+        return self.population_names[int(code)]
 
     def key(self, variable: Variable) -> ColumnElement[Any]:
         column = self.loans.c[variable.column]
@@ -134,19 +145,21 @@ def _grouped(cols: _Columns, variable: Variable, tag: bool) -> Select[Any]:
 
 def statements(
     loans: FromClause, request: CollectRequest, shape: Shape
-) -> Iterator[tuple[Select[Any], list[Variable] | None]]:
+) -> Iterator[tuple[Select[Any], list[Variable] | None, _Columns]]:
     """The statements of one collect pass; each with the variables it covers in order
-    (``None`` when rows carry their variable name, or one key column per variable)."""
+    (``None`` when rows carry their variable name, or one key column per variable) and the
+    columns it was built from (which decode its population codes)."""
     for group in disjoint_groups(request.populations):
         cols = _Columns(loans, request, group)
         if shape == "per_variable":
             for variable in request.variables:
-                yield _grouped(cols, variable, tag=True), None
+                yield _grouped(cols, variable, tag=True), None, cols
         elif shape == "union_all":
             parts = [_grouped(cols, v, tag=True) for v in request.variables]
-            yield (select(union_all(*parts).subquery()) if len(parts) > 1 else parts[0]), None
+            union = select(union_all(*parts).subquery()) if len(parts) > 1 else parts[0]
+            yield union, None, cols
         else:
-            yield _grouping_sets(cols, request.variables), list(request.variables)
+            yield _grouping_sets(cols, request.variables), list(request.variables), cols
 
 
 def _grouping_sets(cols: _Columns, variables: Sequence[Variable]) -> Select[Any]:
@@ -182,16 +195,17 @@ def run(
     invalid_weights = 0
     first_variable = request.variables[0].name
     _tune(connection)
-    for statement, variables in statements(loans, request, shape):
+    for statement, variables, cols in statements(loans, request, shape):
         for row in connection.execute(statement):
             values = tuple(row)
             head, measures = values[:-n_measures], values[-n_measures:]
             n, w = int(measures[0]), (measures[1] if request.weight else None)
+            population = cols.population_name(head[0])
             if variables is None:  # population, variable, segments..., label, key
-                population, name = head[0], head[1]
+                name = head[1]
                 segment_values, label, key = head[2 : 2 + s], head[2 + s], head[3 + s]
             else:  # population, segments..., label, one key and one flag per variable
-                population, segment_values, label = head[0], head[1 : 1 + s], head[1 + s]
+                segment_values, label = head[1 : 1 + s], head[1 + s]
                 k = len(variables)
                 keys, flags = head[2 + s : 2 + s + k], head[2 + s + k :]
                 (index,) = [i for i, flag in enumerate(flags) if int(flag) == 0]

@@ -72,7 +72,7 @@ def run(
         for chunk in result.partitions(chunk_rows):
             columns = [np.asarray(c, dtype=object) for c in zip(*chunk, strict=True)]
             invalid_weights += _add_chunk(
-                aggregate, request, columns[:n_head], columns[n_head:], position
+                aggregate, request, cols, columns[:n_head], columns[n_head:], position
             )
     return aggregate, invalid_weights
 
@@ -80,6 +80,7 @@ def run(
 def _add_chunk(
     aggregate: Aggregate,
     request: CollectRequest,
+    cols: _Columns,
     head: list[npt.NDArray[Any]],
     values: list[npt.NDArray[Any]],
     position: dict[str, int],
@@ -128,7 +129,8 @@ def _add_chunk(
         summed = None if weights is None else np.bincount(cell, weights=weights, minlength=size)
         for flat in np.flatnonzero(rows).tolist():
             g, k = divmod(flat, n_keys)
-            population, *rest = decoded[g]
+            code, *rest = decoded[g]
+            population = cols.population_name(code)
             segment_values, label = tuple(rest[:n_segments]), rest[n_segments]
             key = key_values[k]
             aggregate.add(
