@@ -44,7 +44,26 @@ class _CliError(click.ClickException):
         click.echo(f"riskmon: error: {self.format_message()}", err=True, file=file)
 
 
+#: commands whose modules are imported only when the command is used, to keep start-up fast
+_LAZY_COMMANDS = {
+    "report": ("riskmon.report.command", "report_command"),
+    "schedule": ("riskmon.schedule", "schedule_command"),
+}
+
+
 class _Group(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *_LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in _LAZY_COMMANDS:
+            import importlib
+
+            module, attribute = _LAZY_COMMANDS[cmd_name]
+            command: click.Command = getattr(importlib.import_module(module), attribute)
+            return command
+        return super().get_command(ctx, cmd_name)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -565,15 +584,6 @@ def demo_command(folder: Path) -> None:
     click.echo(f"reports: {result.index_path}")
     if failed:
         raise SystemExit(EXIT_RUN_FAILED)
-
-
-def _register() -> None:
-    from riskmon.report.command import report_command
-
-    cli.add_command(report_command)
-
-
-_register()
 
 
 def main() -> None:

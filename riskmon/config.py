@@ -56,10 +56,13 @@ def _database_url(value: str) -> str:
 
 
 def _cron(value: str) -> str:
-    from apscheduler.triggers.cron import CronTrigger
+    # the scheduler's own reading of the expression (crontab rules: weekday 0 and 7 are Sunday)
+    from zoneinfo import ZoneInfo
+
+    from riskmon.schedule import cron_trigger
 
     try:
-        CronTrigger.from_crontab(value)
+        cron_trigger(value, ZoneInfo("UTC"))
     except ValueError as exc:
         raise ValueError(
             f"expected a 5-field cron expression like '0 2 * * *', got {value!r} ({exc})"
@@ -122,10 +125,22 @@ class SmtpConfig(_Strict):
     max_attachment_bytes: int = Field(default=5_000_000, ge=0)
 
 
+def _timezone(value: str) -> str:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(
+            f"expected an IANA time zone such as 'Europe/Paris', got {value!r}"
+        ) from None
+    return value
+
+
 class SchedulerConfig(_Strict):
     """How `riskmon schedule` runs the models' cron schedules."""
 
-    timezone: str = "UTC"
+    timezone: Annotated[str, AfterValidator(_timezone)] = "UTC"
     #: a run whose time passed less than this long ago still starts (APScheduler misfire)
     misfire_grace_seconds: int = Field(default=3600, ge=1)
     #: on start, run the as-of dates missed since each model's last successful run

@@ -279,8 +279,8 @@ def run_model(
     except RunInProgressError as exc:
         log.warning("%s as of %s: %s", model.name, as_of, exc)
         return RunOutcome(model.name, as_of, "skipped", error=str(exc))
-    log.info("%s as of %s: run %s started", model.name, as_of, run_id)
     try:
+        log.info("%s as of %s: run %s started", model.name, as_of, run_id)
         with _heartbeat(store, run_id, heartbeat_seconds), Source(model) as source:
             baseline = latest_or_freeze(model, source, store)
             plan = plan_run(model, as_of)

@@ -1,6 +1,6 @@
-"""Run the models on their cron schedules: APScheduler triggers that call :func:`run_model`.
+"""Run the models on their cron schedules: APScheduler triggers that call :func:`run_models`.
 
-The scheduler decides *when*; what a run does is :func:`~riskmon.run.run_model`, the same entry
+The scheduler decides *when*; what a run does is :func:`~riskmon.run.run_models`, the same entry
 point the command line uses. Three pieces:
 
 - :func:`build_scheduler` maps the configuration to one cron job per scheduled model, kept in
@@ -48,7 +48,7 @@ from sqlalchemy.pool import NullPool
 from riskmon.config import ModelConfig, RiskmonConfig, load_config, resolve_config_path
 from riskmon.errors import ConfigError, RiskmonError
 from riskmon.redact import redact
-from riskmon.run import RunOutcome, run_model
+from riskmon.run import RunOutcome, run_models
 from riskmon.store.engine import opened_store, store_engine
 from riskmon.store.migrate import check_schema
 from riskmon.store.repository import MetricStore
@@ -200,13 +200,19 @@ def catch_up(
     once set, keeps the next one from starting. ``now`` without a time zone is read in
     ``scheduler.timezone``.
     """
-    outcomes = []
-    for model, as_of in missed_runs(config, store, now=now):
+    outcomes: list[RunOutcome] = []
+    missed = missed_runs(config, store, now=now)
+    newest = {model.name: as_of for model, as_of in missed}
+    for model, as_of in missed:
         if stop is not None and stop.is_set():
             log.warning("catch-up stopped before %s as of %s", model.name, as_of)
             break
         log.info("catching up %s as of %s", model.name, as_of)
-        outcomes.append(run_model(config, model, as_of, store=store))
+        # every caught-up date gets its report; only a model's newest notifies, so the channels
+        # hear the current state once rather than the history of the missed days
+        outcomes += run_models(
+            config, [model.name], as_of, store=store, notify=as_of == newest[model.name]
+        )
     return outcomes
 
 
@@ -250,7 +256,7 @@ def scheduled_run(config_path: str, model_name: str) -> None:
             return
         as_of = _fire_date(config, model.schedule, scheduler_timezone(config))
         with _opened(config.store.url) as store:
-            outcome = run_model(config, model, as_of, store=store)
+            (outcome,) = run_models(config, [model.name], as_of, store=store)
     except RunInterrupted:
         log.warning("%s: run abandoned on a second stop signal", model_name)
         return
