@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
+import functools
 import io
 import json
 import os
@@ -81,6 +82,7 @@ STRATEGIES = {
 def _numeric(rng: np.random.Generator, i: int, z: np.ndarray) -> np.ndarray:
     n = z.size
     kind = i % 4
+    x: np.ndarray
     if kind == 0:  # amounts: lognormal, rounded to whole units (ties)
         x = np.round(rng.lognormal(8.0 + 0.1 * z, 0.8), 0)
     elif kind == 1:  # ratios in [0, 1.5]
@@ -166,17 +168,39 @@ def pg_admin_url(server: str) -> str:
     return server.replace("postgresql+psycopg://", "postgresql://")
 
 
-def pg_url(server: str) -> str:
-    return server.rsplit("/", 1)[0] + f"/{BENCH_DB}"
+def bench_db(rows: int) -> str:
+    return f"{BENCH_DB}_{rows}"
+
+
+def pg_url(server: str, rows: int) -> str:
+    return server.rsplit("/", 1)[0] + f"/{bench_db(rows)}"
+
+
+def pg_loaded(server: str, rows: int) -> bool:
+    """Whether the benchmark database of ``rows`` loans is there, complete."""
+    import psycopg
+
+    with psycopg.connect(pg_admin_url(server), autocommit=True) as admin:
+        found = admin.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", (bench_db(rows),)
+        ).fetchone()
+    if not found:
+        return False
+    with psycopg.connect(pg_admin_url(pg_url(server, rows))) as conn:
+        try:
+            count = conn.execute(f"SELECT count(*) FROM {TABLE}").fetchone()
+        except psycopg.errors.UndefinedTable:
+            return False
+    return count is not None and count[0] == rows
 
 
 def load_postgresql(server: str, rows: int, chunk_rows: int, seed: int) -> None:
     import psycopg
 
     with psycopg.connect(pg_admin_url(server), autocommit=True) as admin:
-        admin.execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
-        admin.execute(f"CREATE DATABASE {BENCH_DB}")
-    with psycopg.connect(pg_admin_url(pg_url(server)), autocommit=True) as conn:
+        admin.execute(f"DROP DATABASE IF EXISTS {bench_db(rows)} WITH (FORCE)")
+        admin.execute(f"CREATE DATABASE {bench_db(rows)}")
+    with psycopg.connect(pg_admin_url(pg_url(server, rows)), autocommit=True) as conn:
         conn.execute(CREATE)
         columns = ", ".join(c for c, _ in COLUMN_SQL)
         for frame in chunks(rows, chunk_rows, seed):
@@ -373,7 +397,7 @@ def child_read_sql(url: str, binnings_file: str) -> dict[str, Any]:
                 s = part["pd_score"].to_numpy(dtype=np.float64)
                 for m in masks:
                     sm, wm = (s, w) if m is None else (s[m], w[m])
-                    if labeled:
+                    if y is not None:
                         CountTable.from_scores((y if m is None else y[m]), sm, sample_weight=wm)
                     else:
                         CountTable.from_values(sm, sample_weight=wm)
@@ -401,11 +425,51 @@ def child_read_sql(url: str, binnings_file: str) -> dict[str, Any]:
     }
 
 
+def child_duckdb_bare(path: str, sql_file: str, memory_limit: str) -> dict[str, Any]:
+    """riskmon's statements (literal SQL) in a process that imports nothing but duckdb: how
+    much of riskmon's peak RSS is DuckDB's own."""
+    import duckdb
+
+    config: dict[str, Any] = {"memory_limit": memory_limit} if memory_limit else {}
+    connection = duckdb.connect(path, read_only=True, config=config)
+    rss_before = _peak_rss_mb()
+    start = time.perf_counter()
+    n_rows = 0
+    for statement in json.loads(Path(sql_file).read_text()):
+        n_rows += len(connection.execute(statement).fetchall())
+    seconds = time.perf_counter() - start
+    return {
+        "seconds": seconds,
+        "rss_mb": _peak_rss_mb(),
+        "rss_start_mb": rss_before,
+        "result_rows": n_rows,
+    }
+
+
+def duckdb_sql_file(path: Path, request: Any, strategy: str, out: Path) -> Path:
+    """riskmon's statements for ``strategy`` with the values written in, as a JSON list."""
+    from sqlalchemy import create_engine
+
+    from riskmon.collect import pushdown
+
+    engine = create_engine(f"duckdb:///{path}")
+    loans = _duckdb_table()
+    shape: Any = strategy
+    texts = [
+        str(s.compile(engine, compile_kwargs={"literal_binds": True}))
+        for s, _, _ in pushdown.statements(loans, request, shape)
+    ]
+    engine.dispose()
+    out.write_text(json.dumps(texts))
+    return out
+
+
 def run_child(args: list[str]) -> dict[str, Any]:
     out = subprocess.run(
         [sys.executable, __file__, "_child", *args], check=True, capture_output=True, text=True
     )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
 
 
 # ---------------------------------------------------------------------------- the floor
@@ -475,7 +539,10 @@ def floor_statements(loans: Any, request: Any, shape: str, binning_sql: str) -> 
         )
         for p in request.populations
     ]
-    population = case(*((cond, name) for name, cond in windows)).label("population")
+    # the population as an integer code, as riskmon groups it (cheaper than grouping on text)
+    population = case(*((cond, literal(i)) for i, (_, cond) in enumerate(windows))).label(
+        "population"
+    )
     where = or_(*(cond for _, cond in windows))
     measures = [func.count().label("n"), func.sum(c.exposure).label("w")]
     head = [population, c.channel, c.bad]
@@ -494,6 +561,24 @@ def floor_statements(loans: Any, request: Any, shape: str, binning_sql: str) -> 
         return [grouped(i, k) for i, k in enumerate(keys)]
     if shape == "union_all":
         return [union_all(*(grouped(i, k) for i, k in enumerate(keys)))]
+    if shape == "cte":
+        # one scan computing every key, then one GROUP BY per key over that result (DuckDB
+        # materializes a CTE read more than once: the binned rows are held in its memory)
+        binned = select(population, c.channel, c.bad, c.exposure, *keys).where(where).cte("binned")
+        b = binned.c
+        parts = [
+            select(
+                b.population,
+                b.channel,
+                b.bad,
+                literal(i).label("v"),
+                b[f"k_{i}"],
+                func.count().label("n"),
+                func.sum(b.exposure).label("w"),
+            ).group_by(b.population, b.channel, b.bad, b[f"k_{i}"])
+            for i in range(len(keys))
+        ]
+        return [union_all(*parts)]
     if shape == "grouping_sets":
         sets = [tuple_(population, c.channel, c.bad, k) for k in keys]
         grouping = [func.grouping(k) for k in keys]
@@ -563,6 +648,12 @@ def time_floor(url: str, request: Any, shape: str, binning_sql: str, tuned: bool
         engine.dispose()
 
 
+def _timed_floor(
+    url: str, request: Any, shape: str, binning_sql: str, tuned: bool
+) -> dict[str, Any]:
+    return {"seconds": time_floor(url, request, shape, binning_sql, tuned)}
+
+
 def _duckdb_table() -> Any:
     from sqlalchemy import Date, Double, Integer, String, column, table
 
@@ -584,6 +675,7 @@ FLOOR_SHAPES = {
         ("per_variable", "case", False, False),
         ("union_all", "case", False, False),
         ("grouping_sets", "case", False, False),
+        ("cte", "case", False, False),
         ("lateral", "case", False, True),
     ],
     "sqlite": [("union_all", "case", False, True)],
@@ -601,19 +693,19 @@ def measure(
 ) -> None:
     request = make_request(json.loads(binnings_file.read_text()))
     start = time.perf_counter()
-    if database == "postgresql":
-        load_postgresql(args.pg_server, rows, args.chunk_rows, args.seed)
-        url = pg_url(args.pg_server)
-    elif database == "duckdb":
-        path = workdir / "loans.duckdb"
-        load_duckdb(path, rows, args.chunk_rows, args.seed)
-        url = f"duckdb:///{path}"
-    else:
-        path = workdir / "loans.sqlite"
-        load_sqlite(path, rows, args.chunk_rows, args.seed)
-        url = f"sqlite:///{path}"
     base = {"database": database, "rows": rows}
-    record({**base, "method": "load", "seconds": time.perf_counter() - start})
+    if database == "postgresql":
+        url = pg_url(args.pg_server, rows)
+        if not (args.keep and pg_loaded(args.pg_server, rows)):
+            load_postgresql(args.pg_server, rows, args.chunk_rows, args.seed)
+            record({**base, "method": "load", "seconds": time.perf_counter() - start})
+    else:
+        path = workdir / f"loans_{rows}.{database}"
+        url = f"{database}:///{path}"
+        if not (args.keep and path.exists()):
+            loader = load_duckdb if database == "duckdb" else load_sqlite
+            loader(path, rows, args.chunk_rows, args.seed)
+            record({**base, "method": "load", "seconds": time.perf_counter() - start})
     # a first, untimed pass warms the page cache
     if database != "sqlite":
         time_floor(url, request, "per_variable", "case", database == "postgresql")
@@ -625,7 +717,7 @@ def measure(
             (
                 f"riskmon/{strategy}",
                 strategy in ("stream", "grouping_sets"),
-                lambda s=strategy: run_child(["collect", url, s, str(binnings_file)]),
+                functools.partial(run_child, ["collect", url, strategy, str(binnings_file)]),
             )
         )
     if not args.skip_floor:
@@ -637,9 +729,7 @@ def measure(
                 (
                     name,
                     once,
-                    lambda sh=shape, b=binning_sql, t=tuned: {
-                        "seconds": time_floor(url, request, sh, b, t)
-                    },
+                    functools.partial(_timed_floor, url, request, shape, binning_sql, tuned),
                 )
             )
     if not args.skip_read_sql:
@@ -716,12 +806,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--workdir", type=Path, default=None, help="where DuckDB/SQLite files go")
     parser.add_argument("--out", type=Path, default=Path("bench_collect.jsonl"))
-    parser.add_argument("--keep", action="store_true", help="keep the loaded databases")
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the loaded databases (with --workdir: reuse them on the next run)",
+    )
     args = parser.parse_args(argv)
 
-    workdir = Path(tempfile.mkdtemp(prefix="riskmon_bench_", dir=args.workdir))
+    if args.keep and args.workdir is not None:
+        workdir = args.workdir
+        workdir.mkdir(parents=True, exist_ok=True)
+    else:
+        workdir = Path(tempfile.mkdtemp(prefix="riskmon_bench_", dir=args.workdir))
     binnings_file = workdir / "binnings.json"
-    binnings_file.write_text(json.dumps(fit_binnings(args.seed)))
+    if not binnings_file.exists():
+        binnings_file.write_text(json.dumps(fit_binnings(args.seed)))
     records: list[dict[str, Any]] = []
 
     def record(r: dict[str, Any]) -> None:
@@ -741,30 +840,34 @@ def main(argv: Sequence[str] | None = None) -> None:
                     continue
                 measure(database, rows, args, workdir, binnings_file, record)
                 if not args.keep:
-                    _drop(database, args, workdir)
+                    _drop(database, rows, args, workdir)
     finally:
         if not args.keep:
-            for name in ("loans.duckdb", "loans.sqlite", "binnings.json"):
-                (workdir / name).unlink(missing_ok=True)
+            binnings_file.unlink(missing_ok=True)
             with contextlib.suppress(OSError):
                 workdir.rmdir()
     print(summarize(records))
 
 
-def _drop(database: str, args: argparse.Namespace, workdir: Path) -> None:
+def _drop(database: str, rows: int, args: argparse.Namespace, workdir: Path) -> None:
     if database == "postgresql":
         import psycopg
 
         with psycopg.connect(pg_admin_url(args.pg_server), autocommit=True) as admin:
-            admin.execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
+            admin.execute(f"DROP DATABASE IF EXISTS {bench_db(rows)} WITH (FORCE)")
     else:
-        (workdir / f"loans.{database}").unlink(missing_ok=True)
+        (workdir / f"loans_{rows}.{database}").unlink(missing_ok=True)
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "_child":
         kind, *rest = sys.argv[2:]
-        child = child_collect if kind == "collect" else child_read_sql
+        children: dict[str, Callable[..., dict[str, Any]]] = {
+            "collect": child_collect,
+            "read_sql": child_read_sql,
+            "duckdb_bare": child_duckdb_bare,
+        }
+        child = children[kind]
         print(json.dumps(child(*rest)))
     else:
         main()

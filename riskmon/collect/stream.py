@@ -23,8 +23,9 @@ from riskmon.collect.tables import Aggregate, CollectRequest, ColumnDataError, V
 from riskmon.errors import InvalidDataError
 
 #: rows per chunk; a chunk arrives as Python objects, far more than 8 bytes a value (peak RSS
-#: on 25 columns, benchmarks/collect.md: about 970 MB at 200,000 rows a chunk, 380 MB at 50,000)
-DEFAULT_CHUNK_ROWS = 50_000
+#: on 25 columns, benchmarks/collect.md: about 970 MB at 200,000 rows a chunk, 320 MB at 50,000,
+#: 230 MB at 20,000)
+DEFAULT_CHUNK_ROWS = 20_000
 
 
 def _source_expression(cols: _Columns, variable: Variable) -> ColumnElement[Any]:
