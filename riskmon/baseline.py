@@ -36,15 +36,19 @@ from riskmon.collect import (
     collect,
 )
 from riskmon.collect.binsql import category_text
+from riskmon.collect.source import SourceColumn, required_columns
 from riskmon.compute import iv_figure, ranking_figures
 from riskmon.config import ModelConfig, model_fingerprint
+from riskmon.errors import ConfigError, InvalidDataError
 from riskmon.metrics import Binning, CountTable, fit_binning, score_grid_table
+from riskmon.metrics._binning import numeric_values
 from riskmon.plan import DateWindow
 from riskmon.store.repository import (
     BaselineBinRecord,
     BaselineVariableRecord,
     FigureRecord,
     MetricStore,
+    StoreConflict,
     StoredBaseline,
 )
 
@@ -64,6 +68,11 @@ class FrozenBins:
     ranking_grid: Binning | None  # None: rank the score on its distinct values
     score_top: float  # the largest baseline score (values the grid's last cell)
     n_distinct_scores: int
+
+
+def _column(model: ModelConfig, characteristic: str) -> SourceColumn:
+    index = [c.name for c in model.characteristics].index(characteristic)
+    return next(c for c in required_columns(model) if c.key == f"characteristics[{index}]")
 
 
 def _value_counts(
@@ -88,12 +97,18 @@ def fit_bins(model: ModelConfig, source: Source) -> FrozenBins:
     loans = source.check_columns()
     window = DateWindow(model.baseline.start, model.baseline.end)
     scores, counts = _value_counts(source, loans, window, loans.c[model.columns.score])
+    score_column = next(c for c in required_columns(model) if c.key == "columns.score")
     if not scores:
         raise source.error(f"no loans scored in the baseline window {window}")
     if any(s is None for s in scores):
         n_null = int(sum(c for s, c in zip(scores, counts, strict=True) if s is None))
-        raise source.error(f"expected a score on every baseline loan, got {n_null} with NULL")
-    values = np.asarray(scores, dtype=np.float64)
+        raise source.error(
+            f"expected a score on every baseline loan, got {n_null} with NULL", column=score_column
+        )
+    try:
+        values = numeric_values(np.asarray(scores, dtype=object))
+    except InvalidDataError as exc:
+        raise source.error(str(exc), column=score_column) from None
     binnings = {
         SCORE: fit_binning(values, kind="numeric", n_bins=model.bins.score, sample_weight=counts)
     }
@@ -111,7 +126,10 @@ def fit_bins(model: ModelConfig, source: Source) -> FrozenBins:
             )
         else:
             raw, raw_counts = _value_counts(source, loans, window, column)
-            x = np.asarray([np.nan if v is None else float(v) for v in raw], dtype=np.float64)
+            try:
+                x = numeric_values(np.asarray(raw, dtype=object))
+            except InvalidDataError as exc:
+                raise source.error(str(exc), column=_column(model, characteristic.name)) from None
             binnings[characteristic.name] = fit_binning(
                 x, kind="numeric", n_bins=model.bins.characteristics, sample_weight=raw_counts
             )
@@ -213,11 +231,11 @@ def freeze(model: ModelConfig, source: Source, store: MetricStore) -> StoredBase
             variable=name,
             kind="score" if name == SCORE else binning.kind,
             binning=binning.to_dict(),
-            params={
-                "n_bins_requested": model.bins.score
+            params=(
+                {"n_bins_requested": model.bins.score, "score_direction": model.score_direction}
                 if name == SCORE
-                else model.bins.characteristics
-            },
+                else {"n_bins_requested": model.bins.characteristics}
+            ),
             bins=_bin_records(collected, name, segments),
         )
         for name, binning in bins.binnings.items()
@@ -273,5 +291,42 @@ def baseline_table(baseline: StoredBaseline, variable: str, segment: str = ALL) 
 
 
 def latest_or_freeze(model: ModelConfig, source: Source, store: MetricStore) -> StoredBaseline:
-    """The model's newest baseline, frozen now if it has none."""
-    return store.latest_baseline(model.name) or freeze(model, source, store)
+    """The model's newest baseline, frozen now if it has none.
+
+    Raises ConfigError when the configuration no longer matches that baseline (a characteristic
+    added or changed, the score direction flipped): figures would be compared with a baseline
+    that does not describe them. Two processes freezing at once share the first version stored.
+    """
+    baseline = store.latest_baseline(model.name)
+    if baseline is None:
+        try:
+            return freeze(model, source, store)
+        except StoreConflict:  # another process froze it first: use that one
+            baseline = store.latest_baseline(model.name)
+            if baseline is None:
+                raise
+    check_matches(model, baseline)
+    return baseline
+
+
+def check_matches(model: ModelConfig, baseline: StoredBaseline) -> None:
+    """Raise ConfigError naming how ``model`` differs from what ``baseline`` froze."""
+    problems = []
+    direction = baseline.variables[SCORE].params.get("score_direction")
+    if direction is not None and direction != model.score_direction:
+        problems.append(f"score_direction is {model.score_direction}, the baseline's {direction}")
+    for characteristic in model.characteristics:
+        frozen = baseline.variables.get(characteristic.name)
+        if frozen is None:
+            problems.append(f"characteristic {characteristic.name!r} is not in it")
+        elif frozen.kind != characteristic.kind:
+            problems.append(
+                f"characteristic {characteristic.name!r} is {characteristic.kind}, "
+                f"frozen as {frozen.kind}"
+            )
+    if problems:
+        raise ConfigError(
+            f"model {model.name!r} no longer matches its baseline version {baseline.version}: "
+            f"{'; '.join(problems)}. Run `riskmon baseline freeze {model.name}` to freeze a new "
+            f"version"
+        )

@@ -200,6 +200,8 @@ def config_group() -> None:
 @click.pass_obj
 def config_check(app: _App) -> None:
     """Validate the configuration and print what it describes."""
+    from riskmon.notify import channel_key
+
     config = app.config()
     path = resolve_config_path(app.config_path)
     click.echo(f"{path}: valid, {len(config.models)} model(s)")
@@ -226,7 +228,8 @@ def config_check(app: _App) -> None:
             f"CSI {t.csi.amber}/{t.csi.red}; schedule: {model.schedule or 'on demand'}"
         )
         for channel in model.notify:
-            target = mask_url(channel.webhook) if channel.webhook else channel.email
+            # a webhook URL is a secret (the path is its token): show its digest only
+            target = channel_key(channel)
             click.echo(f"  notify: {target} on {channel.notify_on}")
 
 

@@ -39,17 +39,26 @@ def _finite(value: float) -> float | None:
 
 
 def measured(compute: Callable[[], Any]) -> tuple[Any, str | None]:
-    """Run ``compute``; its result, or None and the reason when the figure is undefined."""
+    """Run ``compute``: its result (None when the figure is undefined) and the reasons of any
+    DegenerateDataWarning it raised — why it is undefined, or what part of it is (a standard
+    error that needs more bads)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DegenerateDataWarning)
         result = compute()
     reasons = [str(w.message) for w in caught if issubclass(w.category, DegenerateDataWarning)]
     for other in (w for w in caught if not issubclass(w.category, DegenerateDataWarning)):
         warnings.warn_explicit(other.message, other.category, other.filename, other.lineno)
+    reason = "; ".join(reasons) or None
     scalar = hasattr(result, "__float__")
     if result is None or (scalar and math.isnan(float(result))):
-        return None, "; ".join(reasons) or "not defined on this data"
-    return result, None
+        return None, reason or "not defined on this data"
+    return result, reason
+
+
+def _as_note(params: dict[str, Any], reason: str | None) -> None:
+    """Keep a defined figure's warning as a note in its parameters (its reason stays empty)."""
+    if reason:
+        params["note"] = reason
 
 
 def ranking_figures(
@@ -72,8 +81,17 @@ def ranking_figures(
         reason: str | None = None,
         params: dict[str, Any] | None = None,
     ) -> FigureRecord:
+        # a defined figure keeps any warning as a note (e.g. why its standard error is missing)
+        params = dict(params or {})
+        if value is not None and reason:
+            params["note"] = reason
         return FigureRecord(
-            name, value, population, segment=segment, reason=reason, params=params or {}
+            name,
+            value,
+            population,
+            segment=segment,
+            reason=reason if value is None else None,
+            params=params,
         )
 
     bads, total = (
@@ -154,6 +172,8 @@ def iv_figure(
     params: dict[str, Any] = {"smoothing": smoothing}
     if iv is not None:
         params |= {"band": iv.band, "n_bins": int(iv.n_bins)}
+        _as_note(params, reason)
+        reason = None
     return FigureRecord(
         "iv",
         None if iv is None else float(iv),
@@ -188,6 +208,8 @@ def stability_figure(
             "alpha": float(result.alpha),
             "n_bins": int(result.n_bins),
         }
+        _as_note(params, reason)
+        reason = None
     per_bin = result.per_bin if result is not None else None
     e_total, a_total = float(expected.total.sum()), float(actual.total.sum())
     lower, upper = _edges(actual)

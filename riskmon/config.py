@@ -36,6 +36,9 @@ DEFAULT_CONFIG_PATH = Path("riskmon.yaml")
 CONFIG_ENV_VAR = "RISKMON_CONFIG"
 DEFAULT_STORE_URL = "sqlite:///riskmon.db"
 
+#: variable names riskmon uses for the score and its tables; no characteristic may take them
+RESERVED_VARIABLES = frozenset({"score", "score_ranking", "gains", "curve"})
+
 _ENV_REFERENCE = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}")
 _PERIOD = re.compile(r"^\s*(?P<count>\d+)\s*(?P<unit>day|week|month|year)s?\s*$", re.IGNORECASE)
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
@@ -286,7 +289,8 @@ class NotifyChannel(_Strict):
         if (self.webhook is None) == (self.email is None):
             raise ValueError("expected exactly one of 'webhook' or 'email'")
         if self.webhook is not None and not re.match(r"^https?://", self.webhook):
-            raise ValueError(f"expected an http(s) webhook URL, got {mask_url(self.webhook)!r}")
+            shown = self.webhook.split("://", 1)[0] + "://..." if "://" in self.webhook else "..."
+            raise ValueError(f"expected an http(s) webhook URL, got {shown!r} (rest not shown)")
         if self.email is not None and "@" not in self.email:
             raise ValueError(f"expected an e-mail address, got {self.email!r}")
         return self
@@ -322,6 +326,12 @@ class ModelConfig(_Strict):
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ValueError(f"expected unique characteristic names, got {duplicates} twice")
+        reserved = sorted(set(names) & RESERVED_VARIABLES)
+        if reserved:
+            raise ValueError(
+                f"expected characteristic names other than {sorted(RESERVED_VARIABLES)} (riskmon's "
+                f"own), got {reserved}; keep the column and rename it: {{name: ..., column: ...}}"
+            )
         return value
 
     @property
@@ -355,15 +365,32 @@ class RiskmonConfig(_Strict):
         raise ConfigError(f"no model named {name!r} in the configuration (known: {known})")
 
     def fingerprint(self) -> str:
-        """A hash of the validated configuration, stored with every run."""
-        payload = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True)
-        return hashlib.sha256(payload.encode()).hexdigest()
+        """A hash of what the configuration asks riskmon to compute (no secret in it)."""
+        return _digest({"models": [_computed(m) for m in self.models]})
+
+
+def _computed(model: ModelConfig) -> dict[str, Any]:
+    """What of a model changes its figures: everything but notification channels, with the
+    source's password removed (so that rotating it changes nothing)."""
+    data = model.model_dump(mode="json", by_alias=True, exclude={"notify"})
+    data["source"]["url"] = _without_password(model.source.url)
+    return data
+
+
+def _without_password(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    # URL.set() treats None as "unchanged"; the URL is a named tuple, so replace the field
+    return make_url(url)._replace(password=None).render_as_string(hide_password=False)
+
+
+def _digest(data: Any) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
 def model_fingerprint(model: ModelConfig) -> str:
-    """A hash of one model's validated configuration."""
-    payload = json.dumps(model.model_dump(mode="json", by_alias=True), sort_keys=True)
-    return hashlib.sha256(payload.encode()).hexdigest()
+    """A hash of what one model's configuration asks riskmon to compute (no secret in it)."""
+    return _digest(_computed(model))
 
 
 # --------------------------------------------------------------------------- loading

@@ -34,6 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from riskmon.config import Band, Drop, ModelConfig
+from riskmon.metrics import Binning
 from riskmon.store.repository import AlertRecord, FigureRecord, RunRecord, StoredBaseline
 
 GREEN, AMBER, RED, NOT_EVALUABLE = "GREEN", "AMBER", "RED", "NOT_EVALUABLE"
@@ -69,6 +70,18 @@ class Figures:
 
 
 _NAMES = {"auc": "AUC", "gini": "Gini", "iv": "IV"}
+
+
+def _dropped(change: float, levels: Drop) -> str:
+    return RED if change >= levels.red else AMBER if change >= levels.amber else GREEN
+
+
+def _grid_reason(label: str, value: float, how: str) -> str:
+    return (
+        f"{label} {_fmt(value)} was ranked on the baseline's score grid and may be {how} "
+        f"(scores outside the baseline's range share its end cells), enough to change the "
+        f"verdict: not judged. Re-freeze the baseline, or raise bins.max_distinct_scores"
+    )
 
 
 def _banded(value: float, band: Band) -> str:
@@ -133,6 +146,17 @@ class _Rules:
             reason = few or (ks.reason if ks else None) or "KS not available"
             self.add("ks_band", NOT_EVALUABLE, None, thresholds, reason, segment=segment)
             return
+        bound = ks.params.get("ks_error_bound")
+        if bound is not None and (low <= ks.value <= high) != (low <= ks.value + bound <= high):
+            self.add(
+                "ks_band",
+                NOT_EVALUABLE,
+                ks.value,
+                thresholds | {"ks_error_bound": bound},
+                _grid_reason("KS", ks.value, f"up to {bound:.4f} higher"),
+                segment=segment,
+            )
+            return
         inside = low <= ks.value <= high
         side = "below" if ks.value < low else "above"
         message = (
@@ -188,7 +212,24 @@ class _Rules:
             )
             return
         change = (base.value - now.value) / base.value
-        status = RED if change >= levels.red else AMBER if change >= levels.amber else GREEN
+        status = _dropped(change, levels)
+        spread = self.grid_spread(name, population, segment)
+        if spread:
+            extremes = {
+                _dropped((base.value - v) / base.value, levels)
+                for v in (now.value - spread, now.value + spread)
+            }
+            if len(extremes | {status}) > 1:
+                self.add(
+                    rule,
+                    NOT_EVALUABLE,
+                    change,
+                    thresholds | {"grid_error_bound": spread},
+                    _grid_reason(label, now.value, f"off by up to {spread:.4f}"),
+                    variable,
+                    segment,
+                )
+                return
         thresholds |= {"baseline": base.value, "current": now.value}
         low, high = now.params.get("ci_low"), now.params.get("ci_high")
         noise = ""
@@ -207,6 +248,14 @@ class _Rules:
             f"{abs(change):.1%} {'lower' if change >= 0 else 'higher'}{noise}"
         )
         self.add(rule, status, change, thresholds, message, variable, segment)
+
+    def grid_spread(self, name: str, population: str, segment: str) -> float:
+        """How far the score grid can have moved an AUC (or Gini, twice as far); 0 if exact."""
+        if name not in ("auc", "gini"):
+            return 0.0
+        auc = self.figures.get("auc", population, segment=segment)
+        bound = auc.params.get("auc_error_bound") if auc is not None else None
+        return 0.0 if bound is None else float(bound) * (2.0 if name == "gini" else 1.0)
 
     def stability(self, rule: str, band: Band, variable: str, segment: str = "") -> None:
         thresholds: dict[str, object] = {"amber": band.amber, "red": band.red}
@@ -277,13 +326,19 @@ class _Rules:
         )
 
     def baseline_missing_rate(self, variable: str) -> float | None:
-        var = self.baseline.variables.get(variable)
-        if var is None:
-            return None
-        bins = [b for b in var.bins if b.segment == ""]
-        total = sum(b.total for b in bins)
-        missing = sum(b.total for b in bins if b.label == "missing")
-        return missing / total if total > 0 else None
+        return baseline_missing_rate(self.baseline, variable)
+
+
+def baseline_missing_rate(baseline: StoredBaseline, variable: str) -> float | None:
+    """The share of the baseline's loans (whole population) in ``variable``'s missing bin."""
+    var = baseline.variables.get(variable)
+    if var is None:
+        return None
+    missing_index = Binning.from_dict(var.binning).missing_index
+    bins = [b for b in var.bins if b.segment == ""]
+    total = sum(b.total for b in bins)
+    missing = sum(b.total for b in bins if b.bin_index == missing_index)
+    return missing / total if total > 0 else None
 
 
 def evaluate(

@@ -60,6 +60,7 @@ from riskmon.store.repository import (
     RunCounts,
     RunInProgressError,
     StoredBaseline,
+    default_owner,
 )
 
 log = logging.getLogger(__name__)
@@ -135,14 +136,14 @@ class _Results:
 
 
 @contextmanager
-def _heartbeat(store: MetricStore, run_id: int, every: float) -> Iterator[None]:
+def _heartbeat(store: MetricStore, run_id: int, owner: str, every: float) -> Iterator[None]:
     """Refresh the run's heartbeat in the background, so others see its owner is alive."""
     stop = threading.Event()
 
     def beat() -> None:
         while not stop.wait(every):
             try:
-                store.heartbeat(run_id)
+                store.heartbeat(run_id, owner=owner)
             except RiskmonError as exc:  # a missed beat is not worth failing the run for
                 log.warning("heartbeat of run %s failed: %s", run_id, exc)
 
@@ -181,16 +182,28 @@ def compute_run(
             out.figures.append(
                 FigureRecord("n_rows", float(counts.n_rows), CURRENT, segment=segment)
             )
-        if (CURRENT, SCORE, segment) in collected.tables and _has_baseline(baseline, segment):
-            figure, score_bins = stability_figure(
-                baseline_table(baseline, SCORE, segment),
-                collected.table(CURRENT, SCORE, segment),
-                name="psi",
-                variable=SCORE,
-                segment=segment,
-            )
-            out.figures.append(figure)
-            out.bins += score_bins
+        if (CURRENT, SCORE, segment) in collected.tables:
+            if _has_baseline(baseline, segment):
+                figure, score_bins = stability_figure(
+                    baseline_table(baseline, SCORE, segment),
+                    collected.table(CURRENT, SCORE, segment),
+                    name="psi",
+                    variable=SCORE,
+                    segment=segment,
+                )
+                out.figures.append(figure)
+                out.bins += score_bins
+            else:  # a segment value the development sample never had
+                out.figures.append(
+                    FigureRecord(
+                        "psi",
+                        None,
+                        CURRENT,
+                        variable=SCORE,
+                        segment=segment,
+                        reason=f"segment {segment} is not in baseline version {baseline.version}",
+                    )
+                )
         cohort = collected.counts.get((PERFORMANCE, segment))
         if cohort is None:
             continue
@@ -269,50 +282,61 @@ def run_model(
     heartbeat_seconds: float = HEARTBEAT_SECONDS,
 ) -> RunOutcome:
     """Run ``model`` as of ``as_of`` and store the result; never raises for a failed run."""
+    owner = default_owner()
     try:
         run_id = store.claim_run(
             model.name,
             as_of,
             score_direction=model.score_direction,
             config_hash=model_fingerprint(model),
+            owner=owner,
         )
     except RunInProgressError as exc:
         log.warning("%s as of %s: %s", model.name, as_of, exc)
         return RunOutcome(model.name, as_of, "skipped", error=str(exc))
     try:
         log.info("%s as of %s: run %s started", model.name, as_of, run_id)
-        with _heartbeat(store, run_id, heartbeat_seconds), Source(model) as source:
-            baseline = latest_or_freeze(model, source, store)
-            plan = plan_run(model, as_of)
-            collected = collect(
-                source, _request(model, plan, frozen_bins(baseline)), strategy=strategy
+        # the heartbeat lasts until the results are committed, so the claim never looks stale
+        with _heartbeat(store, run_id, owner, heartbeat_seconds):
+            with Source(model) as source:
+                baseline = latest_or_freeze(model, source, store)
+                plan = plan_run(model, as_of)
+                collected = collect(
+                    source, _request(model, plan, frozen_bins(baseline)), strategy=strategy
+                )
+            figures, bins = compute_run(model, collected, baseline)
+            current = collected.counts[(CURRENT, ALL)]
+            cohort = collected.counts[(PERFORMANCE, ALL)]
+            counts = RunCounts(
+                n_current=current.n_rows,
+                n_matured=cohort.n_rows - cohort.n_unlabeled,
+                n_unmatured=cohort.n_unlabeled,
             )
-        figures, bins = compute_run(model, collected, baseline)
-        current, cohort = collected.counts[(CURRENT, ALL)], collected.counts[(PERFORMANCE, ALL)]
-        counts = RunCounts(
-            n_current=current.n_rows,
-            n_matured=cohort.n_rows - cohort.n_unlabeled,
-            n_unmatured=cohort.n_unlabeled,
-        )
-        previous = store.latest_run(model.name, before=as_of)
-        alerts = evaluate(model, figures, baseline, previous=previous, n_current=counts.n_current)
-        store.complete_run(
-            run_id,
-            counts=counts,
-            figures=figures,
-            bins=bins,
-            alerts=alerts,
-            baseline_id=baseline.id,
-        )
+            previous = store.latest_run(model.name, before=as_of)
+            alerts = evaluate(
+                model, figures, baseline, previous=previous, n_current=counts.n_current
+            )
+            store.complete_run(
+                run_id,
+                counts=counts,
+                figures=figures,
+                bins=bins,
+                alerts=alerts,
+                baseline_id=baseline.id,
+                owner=owner,
+            )
+    except RunInProgressError as exc:  # taken over while it ran: the new owner's results stand
+        log.warning("%s as of %s: %s", model.name, as_of, exc)
+        return RunOutcome(model.name, as_of, "skipped", run_id=run_id, error=str(exc))
     except Exception as exc:  # every failure is recorded on the run, then reported
         error = redact(
             f"{type(exc).__name__}: {exc}" if not isinstance(exc, RiskmonError) else str(exc)
         )
         log.error("%s as of %s: run %s failed: %s", model.name, as_of, run_id, error)
-        _record_failure(store, run_id, error)
+        _record_failure(store, run_id, error, owner)
         return RunOutcome(model.name, as_of, "failed", run_id=run_id, error=error)
     except BaseException:  # interrupted (Ctrl-C, SystemExit): the run is marked, then re-raised
-        _record_failure(store, run_id, "interrupted before it finished")
+        _record_failure(store, run_id, "interrupted before it finished", owner)
         raise
     status = worst(a.status for a in alerts)
     log.info("%s as of %s: run %s succeeded, %s", model.name, as_of, run_id, status)
@@ -329,9 +353,9 @@ def run_model(
     )
 
 
-def _record_failure(store: MetricStore, run_id: int, error: str) -> None:
+def _record_failure(store: MetricStore, run_id: int, error: str, owner: str) -> None:
     try:
-        store.fail_run(run_id, error)
+        store.fail_run(run_id, error, owner=owner)
     except RiskmonError as exc:  # the store itself is down: the claim goes stale, and is retaken
         log.error("could not record the failure of run %s: %s", run_id, exc)
 

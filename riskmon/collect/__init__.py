@@ -25,6 +25,7 @@ from riskmon.collect.tables import (
     assemble,
     check_labels,
     check_raw_keys,
+    missing_in_bins,
 )
 from riskmon.errors import SourceError
 
@@ -88,13 +89,12 @@ def _validate(
             f"expected non-negative, non-NULL weights, got {invalid_weights} row(s) without",
             column=_column(source, request.weight),
         )
-    raw_columns = [v.column for v in request.variables if v.binning is None]
-    if not raw_columns:
-        return
-    column = _column(source, raw_columns[0])
+    score = source.model.columns.score
+    column = _column(source, score)
     null_scores, not_numbers = check_raw_keys(request, aggregate)
     if not_numbers:
         raise source.error(f"expected numeric scores, got {not_numbers[:5]!r}", column=column)
+    null_scores += missing_in_bins(request, aggregate, score)
     if null_scores:
         raise source.error(
             f"expected a score on every loan, got {null_scores} row(s) with NULL", column=column

@@ -34,7 +34,8 @@ from sqlalchemy import (
 from sqlalchemy import (
     table as sql_table,
 )
-from sqlalchemy.exc import DBAPIError, NoSuchTableError, SQLAlchemyError
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchTableError, SQLAlchemyError
 from sqlalchemy.sql import sqltypes
 
 from riskmon.config import ModelConfig
@@ -104,8 +105,11 @@ class Source:
 
     # ------------------------------------------------------------------ connections
     def _create_engine(self) -> Engine:
+        url = make_url(self.config.url) if _is_url(self.config.url) else None
+        # DuckDB opens its file read-only (it has no per-statement timeout; see the README)
+        connect_args = {"read_only": True} if url is not None and url.drivername == "duckdb" else {}
         try:
-            engine = create_engine(self.config.url, pool_pre_ping=True)
+            engine = create_engine(self.config.url, pool_pre_ping=True, connect_args=connect_args)
         except (SQLAlchemyError, ImportError) as exc:
             raise self.error(
                 f"cannot use source URL {self.masked_url}: {_first_line(exc)}"
@@ -169,6 +173,7 @@ class Source:
             else:
                 connection.execute(text("SET SESSION max_execution_time = :ms"), {"ms": ms})
         elif dialect == "sqlite":
+            connection.exec_driver_sql("PRAGMA query_only = ON")
             raw = connection.connection.dbapi_connection
             deadline = time.monotonic() + seconds
             raw.set_progress_handler(  # type: ignore[union-attr]
@@ -188,7 +193,7 @@ class Source:
                 )
             columns = [c.name for c in required_columns(self.model)]
             return (
-                text(self.config.query.strip().rstrip(";"))
+                text(_query_text(self.config.query))
                 .columns(*(sql_column(name) for name in dict.fromkeys(columns)))
                 .subquery("loans")
             )
@@ -242,11 +247,27 @@ class Source:
             result = connection.execute(
                 select(text("*"))
                 .select_from(
-                    text(f"({self.config.query.strip().rstrip(';')}) AS probe")  # type: ignore[union-attr]
+                    text(f"({_query_text(self.config.query)}\n) AS probe")  # type: ignore[arg-type]
                 )
                 .limit(0)
             )
             return dict.fromkeys(result.keys())
+
+
+def _query_text(query: str) -> str:
+    """A configured query as SQL text for SQLAlchemy: a trailing ``;`` dropped, a final line
+    comment closed by a newline, and single colons escaped so that ``'12:30'`` or ``x::int``
+    is never read as a bind parameter."""
+    body = query.strip().rstrip(";").rstrip()
+    return re.sub(r"(?<!:):(?!:)", r"\\:", body) + "\n"
+
+
+def _is_url(value: str) -> bool:
+    try:
+        make_url(value)
+    except (ArgumentError, ValueError):
+        return False
+    return True
 
 
 def _is_numeric(kind: Any) -> bool:

@@ -6,7 +6,7 @@ alone turns them into :class:`~riskmon.metrics.CountTable`\\ s, so the two canno
 anything but the rows themselves.
 
 Segments: every segment column is reported on its own, as ``"column=value"`` (a NULL value as
-``column=missing``), besides the whole population (segment ``""``).
+``column IS NULL``), besides the whole population (segment ``""``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from riskmon.errors import InvalidDataError
-from riskmon.metrics import MISSING_LABEL, Binning, CountTable
+from riskmon.metrics import Binning, CountTable
 from riskmon.plan import DateWindow
 
 ALL = ""  # the segment key of the whole population
@@ -84,8 +84,8 @@ class Aggregate:
 
 
 def segment_key(column: str, value: Any) -> str:
-    """``column=value``; NULL as ``column=missing``."""
-    return f"{column}={MISSING_LABEL if value is None else value}"
+    """``column=value``; NULL as ``column IS NULL``, which no value can be mistaken for."""
+    return f"{column} IS NULL" if value is None else f"{column}={value}"
 
 
 @dataclass(frozen=True)
@@ -189,6 +189,22 @@ def check_raw_keys(request: CollectRequest, aggregate: Aggregate) -> tuple[int, 
         elif not _is_number(key):
             bad.add(key)
     return nulls, sorted(bad, key=repr)
+
+
+def missing_in_bins(request: CollectRequest, aggregate: Aggregate, column: str) -> int:
+    """Rows in the missing bin of any binned variable read from ``column`` (one variable's
+    count: every variable of a column sees the same rows)."""
+    binned = [v for v in request.variables if v.column == column and v.binning is not None]
+    if not binned:
+        return 0
+    first = binned[0]
+    assert first.binning is not None
+    missing = first.binning.missing_index
+    return sum(
+        int(n)
+        for (_, variable, _, _, key), (n, _) in aggregate.cells.items()
+        if variable == first.name and key == missing
+    )
 
 
 def _is_number(value: Any) -> bool:

@@ -38,25 +38,26 @@ from riskmon.metrics._woe import NOT_AVAILABLE, bin_columns
 
 #: industry bands: below STABLE_BELOW stable, up to SHIFTED_ABOVE monitor, above it shifted
 PSI_STABLE_BELOW = 0.10
-PSI_SHIFTED_ABOVE = 0.25
+PSI_SHIFTED_FROM = 0.25
 #: significance level of the noise threshold (Yurdakul & Naranjo 2020)
 DEFAULT_ALPHA = 0.05
 
 
 def psi_band(value: float) -> str:
-    """The industry band of a PSI: ``"stable"`` (< 0.10), ``"monitor"`` (0.10–0.25),
-    ``"shifted"`` (> 0.25).
+    """The industry band of a PSI: ``"stable"`` (< 0.10), ``"monitor"`` (0.10 up to 0.25),
+    ``"shifted"`` (0.25 and above) — the same boundaries as the default PSI alert
+    (amber from 0.10, red from 0.25).
 
     Examples
     --------
     >>> [psi_band(v) for v in (0.05, 0.1, 0.25, 0.3)]
-    ['stable', 'monitor', 'monitor', 'shifted']
+    ['stable', 'monitor', 'shifted', 'shifted']
     """
     if not np.isfinite(value):
         return NOT_AVAILABLE
     if value < PSI_STABLE_BELOW:
         return "stable"
-    return "monitor" if value <= PSI_SHIFTED_ABOVE else "shifted"
+    return "monitor" if value < PSI_SHIFTED_FROM else "shifted"
 
 
 def psi_critical_value(n: int, m: int, n_bins: int, *, alpha: float = DEFAULT_ALPHA) -> float:

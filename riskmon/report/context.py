@@ -869,7 +869,7 @@ def _gains(bins: Sequence[BinRecord]) -> tuple[GainsRow, ...]:
                 cum_bad_rate=cum_rate,
                 lift=rate / overall if rate is not None and overall else None,
                 cum_lift=cum_rate / overall if cum_rate is not None and overall else None,
-                ks=(cum_bads / bads - (cum_total - cum_bads) / goods)
+                ks=abs(cum_bads / bads - (cum_total - cum_bads) / goods)
                 if bads > 0 and goods > 0
                 else None,
             )

@@ -35,6 +35,10 @@ class RunInProgressError(StoreError):
     """Another process is computing the same (model, as-of date) right now."""
 
 
+class StoreConflict(StoreError):
+    """A write broke one of the store's unique constraints (another process wrote first)."""
+
+
 @dataclass(frozen=True)
 class FigureRecord:
     """One figure to store: a value, or None with the reason it is not available."""
@@ -254,8 +258,9 @@ class MetricStore:
                 yield session
         except StoreError:
             raise
-        except IntegrityError:
-            raise
+        except IntegrityError as exc:
+            detail = redact(str(exc.orig or exc)).splitlines()[0]
+            raise StoreConflict(f"metric store {self.masked_url}: {detail}") from exc
         except SQLAlchemyError as exc:
             detail = redact(str(getattr(exc, "orig", None) or exc)).splitlines()[0]
             raise StoreError(f"metric store {self.masked_url}: {detail}") from exc
@@ -278,7 +283,7 @@ class MetricStore:
                 session.add(model)
                 session.flush()
                 return model.id
-        except IntegrityError:  # created by a concurrent process in the meantime
+        except StoreConflict:  # created by a concurrent process in the meantime
             with self._session() as session:
                 return session.execute(select(m.Model.id).where(m.Model.name == name)).scalar_one()
 
@@ -310,7 +315,6 @@ class MetricStore:
             "owner": owner,
             "started_at": now,
             "heartbeat_at": now,
-            "finished_at": None,
             "error": None,
             "riskmon_version": __version__,
             "config_hash": config_hash,
@@ -321,7 +325,7 @@ class MetricStore:
                 session.add(run)
                 session.flush()
                 return run.id
-        except IntegrityError:
+        except StoreConflict:
             pass  # the date has a run already: take it over unless it is live
         with self._session() as session:
             holder = session.scalar(
@@ -346,10 +350,33 @@ class MetricStore:
                 select(m.Run.id).where(m.Run.model_id == model_id, m.Run.as_of == as_of)
             ).scalar_one()
 
-    def heartbeat(self, run_id: int) -> None:
+    def heartbeat(self, run_id: int, *, owner: str | None = None) -> None:
         """Tell other processes this run's owner is alive."""
         with self._session() as session:
-            session.execute(update(m.Run).where(m.Run.id == run_id).values(heartbeat_at=m.utcnow()))
+            session.execute(
+                update(m.Run).where(*self._held(run_id, owner)).values(heartbeat_at=m.utcnow())
+            )
+
+    @staticmethod
+    def _held(run_id: int, owner: str | None) -> list[Any]:
+        """The conditions under which ``owner`` still holds run ``run_id``."""
+        conditions: list[Any] = [m.Run.id == run_id]
+        if owner is not None:
+            conditions += [m.Run.owner == owner, m.Run.status == "running"]
+        return conditions
+
+    def _take_finish(self, session: Session, run_id: int, owner: str | None) -> None:
+        """Raise unless ``owner`` still holds the run (it may have been taken over)."""
+        if owner is None:
+            return
+        held = session.scalar(
+            select(func.count()).select_from(m.Run).where(*self._held(run_id, owner))
+        )
+        if not held:
+            holder = session.scalar(select(m.Run.owner).where(m.Run.id == run_id))
+            raise RunInProgressError(
+                f"run {run_id} is no longer held by {owner} (now {holder}): not written"
+            )
 
     def complete_run(
         self,
@@ -360,9 +387,15 @@ class MetricStore:
         bins: Iterable[BinRecord] = (),
         alerts: Iterable[AlertRecord] = (),
         baseline_id: int | None = None,
+        owner: str | None = None,
     ) -> None:
-        """Store everything a run computed, in one transaction, replacing earlier results."""
+        """Store everything a run computed, in one transaction, replacing earlier results.
+
+        With ``owner``, nothing is written (RunInProgressError) unless that process still holds
+        the run: a process that stalled and was taken over cannot overwrite the new results.
+        """
         with self._session() as session:
+            self._take_finish(session, run_id, owner)
             self._clear_results(session, run_id)
             session.add_all(m.Figure(run_id=run_id, **asdict(f)) for f in figures)
             session.add_all(m.BinStat(run_id=run_id, **asdict(b)) for b in bins)
@@ -381,15 +414,38 @@ class MetricStore:
                 )
             )
 
-    def fail_run(self, run_id: int, error: str) -> None:
-        """Record a run as failed with its (password-masked) error, and no figures."""
+    def fail_run(self, run_id: int, error: str, *, owner: str | None = None) -> None:
+        """Record that an attempt at a run failed, with its (password-masked) error.
+
+        A first attempt is stored as failed, with no figures. A failed *re-run* of a date that
+        had succeeded keeps the earlier results — a passing outage must not erase a month of
+        history — and says in the run's error that a re-run failed and when.
+        """
         with self._session() as session:
-            self._clear_results(session, run_id)
-            session.execute(
-                update(m.Run)
-                .where(m.Run.id == run_id)
-                .values(status="failed", finished_at=m.utcnow(), error=redact(error))
+            self._take_finish(session, run_id, owner)
+            earlier = session.scalar(
+                select(func.count()).select_from(m.Figure).where(m.Figure.run_id == run_id)
             )
+            now = m.utcnow()
+            if earlier:
+                finished = session.scalar(select(m.Run.finished_at).where(m.Run.id == run_id))
+                kept = f" finished {_utc(finished):%Y-%m-%d %H:%M} UTC" if finished else ""
+                note = (
+                    f"a re-run at {now:%Y-%m-%d %H:%M} UTC failed and was discarded; the results "
+                    f"are those of the earlier run{kept}. The re-run's error: {error}"
+                )
+                values: dict[str, Any] = {"status": "succeeded", "error": redact(note)}
+            else:
+                values = {
+                    "status": "failed",
+                    "finished_at": now,
+                    "error": redact(error),
+                    "n_current": None,
+                    "n_matured": None,
+                    "n_unmatured": None,
+                    "baseline_id": None,
+                }
+            session.execute(update(m.Run).where(m.Run.id == run_id).values(**values))
 
     @staticmethod
     def _clear_results(session: Session, run_id: int) -> None:

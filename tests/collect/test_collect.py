@@ -80,8 +80,9 @@ def expected_tables(
         rows = frame[in_window]
         subsets: list[tuple[str, pd.DataFrame]] = [(ALL, rows)]
         for column in req.segments:
-            for value, part in rows.groupby(rows[column].fillna("missing"), dropna=False):
-                subsets.append((f"{column}={value}", part))
+            for value, part in rows.groupby(rows[column].fillna("\0"), dropna=False):
+                key = f"{column} IS NULL" if value == "\0" else f"{column}={value}"
+                subsets.append((key, part))
         for segment, part in subsets:
             if population.labeled:
                 part = part[part["bad"].notna()]

@@ -230,7 +230,7 @@ def test_malformed_inputs_raise():
 
 @pytest.mark.parametrize(
     ("value", "band"),
-    [(0.0, "stable"), (0.0999, "stable"), (0.1, "monitor"), (0.25, "monitor"), (0.2501, "shifted")],
+    [(0.0, "stable"), (0.0999, "stable"), (0.1, "monitor"), (0.2499, "monitor"), (0.25, "shifted")],
 )
 def test_psi_bands(value, band):
     assert psi_band(value) == band

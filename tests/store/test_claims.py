@@ -43,5 +43,5 @@ def test_a_live_local_owner_blocks(store: MetricStore) -> None:
 
 def test_an_owner_on_another_host_is_trusted_until_stale(store: MetricStore) -> None:
     _claim(store, f"elsewhere.example:{_dead_pid()}")
-    with pytest.raises(RunInProgressError, match="elsewhere.example"):
+    with pytest.raises(RunInProgressError, match=r"elsewhere\.example"):
         _claim(store, None)

@@ -17,6 +17,7 @@ from riskmon.store.repository import (
     FigureRecord,
     RunCounts,
     RunInProgressError,
+    StoreConflict,
 )
 
 AS_OF = dt.date(2025, 3, 31)
@@ -77,21 +78,54 @@ def test_rerun_of_the_same_date_replaces_the_earlier_one(store: MetricStore) -> 
     assert store.count_rows("figures") == 3
 
 
-def test_failed_run_keeps_its_error_and_no_figures(store: MetricStore) -> None:
+def test_a_failed_first_attempt_keeps_its_error_and_no_figures(store: MetricStore) -> None:
     run_id = _claim(store)
-    store.complete_run(run_id, counts=COUNTS, figures=_figures(0.42))
-    _claim(store)
     store.fail_run(run_id, "source postgresql://risk:hunter2@db/loans unreachable")
     (run,) = store.runs("retail_pd")
     assert run.status == "failed"
     assert run.error == "source postgresql://risk:***@db/loans unreachable"
+    assert (run.n_current, run.n_matured, run.baseline_id) == (None, None, None)
     assert store.figures(run_id) == []
+
+
+def test_a_failed_rerun_keeps_the_earlier_results(store: MetricStore) -> None:
+    run_id = _claim(store)
+    store.complete_run(run_id, counts=COUNTS, figures=_figures(0.42))
+    (before,) = store.runs("retail_pd")
+    _claim(store)
+    store.fail_run(run_id, "source postgresql://risk:hunter2@db/loans unreachable")
+    (run,) = store.runs("retail_pd")
+    assert run.status == "succeeded"
+    assert run.n_current == COUNTS.n_current
+    assert run.finished_at == before.finished_at
+    assert run.error is not None
+    assert "a re-run at" in run.error
+    assert "failed and was discarded" in run.error
+    assert "risk:***@db" in run.error
+    assert "hunter2" not in run.error
+    assert [f.value for f in store.figures(run_id) if f.name == "ks"] == [0.42]
+
+
+def test_a_taken_over_owner_cannot_write(store: MetricStore) -> None:
+    run_id = _claim(store, owner="host-a:1")
+    long_ago = m.utcnow() - dt.timedelta(hours=2)
+    with store.engine.begin() as connection:
+        connection.execute(update(m.Run).where(m.Run.id == run_id).values(heartbeat_at=long_ago))
+    _claim(store, owner="host-b:2")
+    store.complete_run(run_id, counts=COUNTS, figures=_figures(0.40), owner="host-b:2")
+    with pytest.raises(RunInProgressError, match=r"no longer held by host-a:1 \(now host-b:2\)"):
+        store.complete_run(run_id, counts=COUNTS, figures=_figures(0.99), owner="host-a:1")
+    with pytest.raises(RunInProgressError):
+        store.fail_run(run_id, "late failure", owner="host-a:1")
+    (run,) = store.runs("retail_pd")
+    assert run.status == "succeeded"
+    assert [f.value for f in store.figures(run_id) if f.name == "ks"] == [0.40]
 
 
 def test_a_failing_write_leaves_nothing_behind(store: MetricStore) -> None:
     run_id = _claim(store)
     duplicate = [FigureRecord("ks", 0.4, "performance"), FigureRecord("ks", 0.5, "performance")]
-    with pytest.raises(IntegrityError):
+    with pytest.raises(StoreConflict, match=r"metric store (sqlite|postgresql)"):
         store.complete_run(run_id, counts=COUNTS, figures=duplicate)
     assert store.count_rows("figures") == 0
     assert store.runs("retail_pd")[0].status == "running"
