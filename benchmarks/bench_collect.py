@@ -343,7 +343,16 @@ def _digest(tables: Any) -> list[float]:
     return [float(table.total.sum()), float(table.bads.sum()), perf.n_rows, perf.n_unlabeled]
 
 
-def child_read_sql(url: str, binnings_file: str) -> dict[str, Any]:
+def _read_sql(query: str, engine: Any, params: Any, chunk_rows: int) -> pd.DataFrame:
+    """``pandas.read_sql``; with ``chunk_rows``, read in chunks and concatenated, so that the
+    rows as Python objects never exist all at once (10M rows would need about 24 GB)."""
+    if not chunk_rows:
+        return pd.read_sql(query, engine, params=params)
+    parts = pd.read_sql(query, engine, params=params, chunksize=chunk_rows)
+    return pd.concat(list(parts), ignore_index=True)
+
+
+def child_read_sql(url: str, binnings_file: str, chunk_rows: str = "0") -> dict[str, Any]:
     from sqlalchemy import create_engine
 
     from riskmon.metrics import Binning, CountTable
@@ -367,7 +376,7 @@ def child_read_sql(url: str, binnings_file: str) -> dict[str, Any]:
     rss_before = _peak_rss_mb()
     start = time.perf_counter()
     if engine.dialect.name == "postgresql":
-        frame = pd.read_sql(query, engine, params=window)
+        frame = _read_sql(query, engine, window, int(chunk_rows))
     else:  # qmark/numeric paramstyles: the same query with positional markers
         marks = query.replace("%(p0)s", "?").replace("%(p1)s", "?").replace("%(c0)s", "?")
         marks = marks.replace("%(c1)s", "?")
@@ -375,7 +384,7 @@ def child_read_sql(url: str, binnings_file: str) -> dict[str, Any]:
             str(window[k]) if engine.dialect.name == "sqlite" else window[k]
             for k in ("p0", "p1", "c0", "c1")
         )
-        frame = pd.read_sql(marks, engine, params=params)
+        frame = _read_sql(marks, engine, params, int(chunk_rows))
     read_seconds = time.perf_counter() - start
     dates = pd.to_datetime(frame["score_date"])
     n_tables = 0
@@ -462,6 +471,10 @@ def duckdb_sql_file(path: Path, request: Any, strategy: str, out: Path) -> Path:
     engine.dispose()
     out.write_text(json.dumps(texts))
     return out
+
+
+def _child(args: list[str]) -> Callable[[], dict[str, Any]]:
+    return functools.partial(run_child, args)
 
 
 def run_child(args: list[str]) -> dict[str, Any]:
@@ -720,6 +733,20 @@ def measure(
                 functools.partial(run_child, ["collect", url, strategy, str(binnings_file)]),
             )
         )
+    if database == "duckdb" and args.duckdb_memory_limits is not None:
+        # how much of riskmon's RSS is DuckDB's: its statements in a bare duckdb process, and
+        # riskmon under DuckDB's memory_limit (a setting of the source URL); run once each
+        for pair in args.duckdb_memory_limits:
+            strategy, _, limit = pair.partition("=")
+            sql_file = duckdb_sql_file(path, request, strategy, workdir / f"sql_{strategy}.json")
+            for applied in ["", limit] if limit else [""]:
+                suffix = f"/memory_limit={applied}" if applied else ""
+                bare = ["duckdb_bare", str(path), str(sql_file), applied]
+                methods.append((f"duckdb_bare/{strategy}{suffix}", True, _child(bare)))
+                if applied:
+                    limited = ["collect", f"{url}?memory_limit={applied}", strategy]
+                    limited.append(str(binnings_file))
+                    methods.append((f"riskmon/{strategy}{suffix}", True, _child(limited)))
     if not args.skip_floor:
         for shape, binning_sql, tuned, once in FLOOR_SHAPES[database]:
             if args.floor and shape not in args.floor:
@@ -733,7 +760,16 @@ def measure(
                 )
             )
     if not args.skip_read_sql:
-        methods.append(("read_sql", True, lambda: run_child(["read_sql", url, str(binnings_file)])))
+        chunked = rows > args.read_sql_max_rows
+        read_args = ["read_sql", url, str(binnings_file)]
+        read_args += [str(args.read_sql_max_rows)] if chunked else []
+        methods.append(
+            (
+                "read_sql/chunked" if chunked else "read_sql",
+                True,
+                functools.partial(run_child, read_args),
+            )
+        )
     for repeat in range(args.repeats):
         for name, once, fn in methods:
             if repeat >= args.slow_repeats and once:
@@ -797,6 +833,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="database:rows:method to leave out, e.g. postgresql:10000000:riskmon/grouping_sets",
     )
     parser.add_argument("--skip-read-sql", action="store_true")
+    parser.add_argument(
+        "--duckdb-memory-limits",
+        nargs="*",
+        help="DuckDB, strategy=limit pairs (e.g. per_variable=100MB): also run riskmon's "
+        "statements of that strategy in a bare duckdb process, and riskmon and that process "
+        "under DuckDB's memory_limit",
+    )
+    parser.add_argument(
+        "--read-sql-max-rows",
+        type=int,
+        default=2_000_000,
+        help="above this many loans read_sql reads chunks of this many rows and concatenates",
+    )
     parser.add_argument("--chunk-rows", type=int, default=500_000)
     parser.add_argument("--seed", type=int, default=2025)
     parser.add_argument(
