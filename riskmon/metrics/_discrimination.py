@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from riskmon.metrics._counts import CountTable
 from riskmon.metrics._ranking import Ranked, rank
@@ -113,6 +112,8 @@ def _ks_pvalue(n_bads: int, n_goods: int, d: float) -> tuple[float, str]:
     if max(n_bads, n_goods) <= KS_EXACT_MAX_N:
         return _ks_exact_pvalue(n_bads, n_goods, d), "exact"
     en = n_bads * n_goods / (n_bads + n_goods)
+    from scipy import stats  # imported here: collecting alone should not load scipy
+
     p = float(stats.kstwo.sf(d, np.round(en)))
     return min(max(p, 0.0), 1.0), "asymptotic"
 
@@ -254,6 +255,8 @@ def _auc(r: Ranked, confidence_level: float) -> AUCResult:
     std_error = _delong_std_error(r, v10, v01, auc)
     if math.isnan(std_error):
         return AUCResult(auc, nan, nan, nan, level)
+    from scipy import stats
+
     z = float(stats.norm.ppf(0.5 + level / 2))
     low, high = max(0.0, auc - z * std_error), min(1.0, auc + z * std_error)
     return AUCResult(auc, std_error, low, high, level)
