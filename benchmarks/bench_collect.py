@@ -466,7 +466,7 @@ def duckdb_sql_file(path: Path, request: Any, strategy: str, out: Path) -> Path:
     shape: Any = strategy
     texts = [
         str(s.compile(engine, compile_kwargs={"literal_binds": True}))
-        for s, _, _ in pushdown.statements(loans, request, shape)
+        for s, _, _ in pushdown.statements(loans, request, shape, keys_once=True)
     ]
     engine.dispose()
     out.write_text(json.dumps(texts))

@@ -35,7 +35,7 @@ STRATEGIES: tuple[Strategy, ...] = ("auto", "grouping_sets", "union_all", "per_v
 #: the strategy "auto" picks per dialect, from the measurements in benchmarks/collect.md
 DEFAULT_STRATEGY: dict[str, Strategy] = {
     "postgresql": "union_all",
-    "duckdb": "grouping_sets",
+    "duckdb": "union_all",
     "sqlite": "stream",
     "mysql": "union_all",
     "mariadb": "union_all",

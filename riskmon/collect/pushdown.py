@@ -9,7 +9,8 @@ segment columns, label and bin. Three query shapes, picked per dialect (see
 - ``grouping_sets``: one statement and one scan for every variable, ``GROUP BY GROUPING SETS``
   (PostgreSQL, DuckDB);
 - ``union_all``: one statement, a ``UNION ALL`` of one ``GROUP BY`` per variable (any dialect;
-  most engines scan once per variable);
+  most engines scan once per variable; on DuckDB each ``GROUP BY`` reads a CTE that computes
+  every variable's key in one scan);
 - ``per_variable``: one statement per variable.
 
 On PostgreSQL the statements run with two planner settings, local to the read-only transaction
@@ -143,23 +144,62 @@ def _grouped(cols: _Columns, variable: Variable, tag: bool) -> Select[Any]:
     )
 
 
+#: dialects on which ``union_all`` computes every key once, in a CTE the GROUP BYs share
+#: (DuckDB materializes a CTE that is read more than once; PostgreSQL would too, but into a
+#: tuplestore read without parallel workers)
+KEYS_ONCE_DIALECTS = frozenset({"duckdb"})
+
+
 def statements(
-    loans: FromClause, request: CollectRequest, shape: Shape
+    loans: FromClause, request: CollectRequest, shape: Shape, *, keys_once: bool = False
 ) -> Iterator[tuple[Select[Any], list[Variable] | None, _Columns]]:
     """The statements of one collect pass; each with the variables it covers in order
     (``None`` when rows carry their variable name, or one key column per variable) and the
-    columns it was built from (which decode its population codes)."""
+    columns it was built from (which decode its population codes). ``keys_once``: the
+    ``union_all`` statement groups a CTE holding every row's keys instead of the table."""
     for group in disjoint_groups(request.populations):
         cols = _Columns(loans, request, group)
         if shape == "per_variable":
             for variable in request.variables:
                 yield _grouped(cols, variable, tag=True), None, cols
+        elif shape == "union_all" and keys_once and len(request.variables) > 1:
+            yield _union_over_keys(cols, request.variables), None, cols
         elif shape == "union_all":
             parts = [_grouped(cols, v, tag=True) for v in request.variables]
             union = select(union_all(*parts).subquery()) if len(parts) > 1 else parts[0]
             yield union, None, cols
         else:
             yield _grouping_sets(cols, request.variables), list(request.variables), cols
+
+
+def _union_over_keys(cols: _Columns, variables: Sequence[Variable]) -> Select[Any]:
+    """One scan computing every variable's key into a CTE, then a UNION ALL of one GROUP BY
+    per variable over it; the rows have the layout of :func:`_grouped`'s."""
+    weight = [] if cols.weight is None else [cols.weight.label("weight")]
+    keys = [cols.key(v).label(f"k_{i}") for i, v in enumerate(variables)]
+    binned = (
+        select(cols.population, *cols.segments, cols.label, *weight, *keys)
+        .select_from(cols.loans)
+        .where(cols.where)
+        .cte("binned")
+    )
+    b = binned.c
+    segments = [b[f"segment_{i}"] for i in range(len(cols.segments))]
+    parts = []
+    for i, variable in enumerate(variables):
+        key = b[f"k_{i}"]
+        measures: list[ColumnElement[Any]] = [func.count().label("n")]
+        if cols.weight is not None:
+            w = b.weight
+            invalid: ColumnElement[Any] = (
+                func.sum(case((or_(w.is_(None), w < 0), 1), else_=0)) if i == 0 else literal(0)
+            )
+            measures += [func.sum(w).label("w"), invalid.label("bad_weights")]
+        head = [b.population, literal(variable.name).label("variable"), *segments, b.label]
+        parts.append(
+            select(*head, key.label("k"), *measures).group_by(b.population, *segments, b.label, key)
+        )
+    return select(union_all(*parts).subquery())
 
 
 def _grouping_sets(cols: _Columns, variables: Sequence[Variable]) -> Select[Any]:
@@ -195,7 +235,8 @@ def run(
     invalid_weights = 0
     first_variable = request.variables[0].name
     _tune(connection)
-    for statement, variables, cols in statements(loans, request, shape):
+    keys_once = connection.dialect.name in KEYS_ONCE_DIALECTS
+    for statement, variables, cols in statements(loans, request, shape, keys_once=keys_once):
         for row in connection.execute(statement):
             values = tuple(row)
             head, measures = values[:-n_measures], values[-n_measures:]
