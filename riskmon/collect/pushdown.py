@@ -32,11 +32,9 @@ from typing import Any, Literal
 from sqlalchemy import (
     ColumnElement,
     Connection,
-    Date,
     FromClause,
     Integer,
     Select,
-    and_,
     case,
     func,
     literal,
@@ -53,13 +51,6 @@ from riskmon.collect.tables import Aggregate, CollectRequest, Population, Variab
 Shape = Literal["grouping_sets", "union_all", "per_variable"]
 SHAPES: tuple[Shape, ...] = ("grouping_sets", "union_all", "per_variable")
 GROUPING_SETS_DIALECTS = frozenset({"postgresql", "duckdb"})
-
-
-def _in_window(date: ColumnElement[Any], population: Population) -> ColumnElement[bool]:
-    window = population.window
-    # typed binds: a query source's columns have no type for SQLAlchemy to convert dates by
-    start, end = literal(window.start, Date()), literal(window.end_exclusive, Date())
-    return and_(date >= start, date < end)
 
 
 def disjoint_groups(populations: Sequence[Population]) -> list[list[Population]]:
@@ -79,7 +70,7 @@ def disjoint_groups(populations: Sequence[Population]) -> list[list[Population]]
     return groups
 
 
-class _Columns:
+class QueryColumns:
     """The expressions one statement groups by."""
 
     def __init__(self, loans: FromClause, request: CollectRequest, group: Sequence[Population]):
@@ -98,11 +89,14 @@ class _Columns:
             literal(0, Integer()).label("population")
             if len(group) == 1
             else case(
-                *((_in_window(self.date, p), literal(i, Integer())) for i, p in enumerate(group))
+                *(
+                    (p.window.contains(self.date), literal(i, Integer()))
+                    for i, p in enumerate(group)
+                )
             ).label("population")
         )
         self.grouped_population = [] if len(group) == 1 else [self.population]
-        self.where = or_(*(_in_window(self.date, p) for p in group))
+        self.where = or_(*(p.window.contains(self.date) for p in group))
         self.loans = loans
 
     def population_name(self, code: Any) -> str:
@@ -129,7 +123,7 @@ class _Columns:
         return out
 
 
-def _grouped(cols: _Columns, variable: Variable, tag: bool) -> Select[Any]:
+def _grouped(cols: QueryColumns, variable: Variable, tag: bool) -> Select[Any]:
     key = cols.key(variable).label("k")
     head: list[ColumnElement[Any]] = [cols.population]
     if tag:
@@ -152,13 +146,13 @@ KEYS_ONCE_DIALECTS = frozenset({"duckdb"})
 
 def statements(
     loans: FromClause, request: CollectRequest, shape: Shape, *, keys_once: bool = False
-) -> Iterator[tuple[Select[Any], list[Variable] | None, _Columns]]:
+) -> Iterator[tuple[Select[Any], list[Variable] | None, QueryColumns]]:
     """The statements of one collect pass; each with the variables it covers in order
     (``None`` when rows carry their variable name, or one key column per variable) and the
     columns it was built from (which decode its population codes). ``keys_once``: the
     ``union_all`` statement groups a CTE holding every row's keys instead of the table."""
     for group in disjoint_groups(request.populations):
-        cols = _Columns(loans, request, group)
+        cols = QueryColumns(loans, request, group)
         if shape == "per_variable":
             for variable in request.variables:
                 yield _grouped(cols, variable, tag=True), None, cols
@@ -172,7 +166,7 @@ def statements(
             yield _grouping_sets(cols, request.variables), list(request.variables), cols
 
 
-def _union_over_keys(cols: _Columns, variables: Sequence[Variable]) -> Select[Any]:
+def _union_over_keys(cols: QueryColumns, variables: Sequence[Variable]) -> Select[Any]:
     """One scan computing every variable's key into a CTE, then a UNION ALL of one GROUP BY
     per variable over it; the rows have the layout of :func:`_grouped`'s."""
     weight = [] if cols.weight is None else [cols.weight.label("weight")]
@@ -202,7 +196,7 @@ def _union_over_keys(cols: _Columns, variables: Sequence[Variable]) -> Select[An
     return select(union_all(*parts).subquery())
 
 
-def _grouping_sets(cols: _Columns, variables: Sequence[Variable]) -> Select[Any]:
+def _grouping_sets(cols: QueryColumns, variables: Sequence[Variable]) -> Select[Any]:
     keys = [cols.key(v).label(f"k_{i}") for i, v in enumerate(variables)]
     flags = [func.grouping(k).label(f"g_{i}") for i, k in enumerate(keys)]
     common = [*cols.grouped_population, *cols.segments, cols.label]

@@ -18,7 +18,7 @@ import pandas as pd
 from sqlalchemy import ColumnElement, Connection, FromClause, select
 
 from riskmon.collect.binsql import category_text
-from riskmon.collect.pushdown import _Columns, disjoint_groups
+from riskmon.collect.pushdown import QueryColumns, disjoint_groups
 from riskmon.collect.tables import Aggregate, CollectRequest, ColumnDataError, Variable
 from riskmon.errors import InvalidDataError
 
@@ -28,7 +28,7 @@ from riskmon.errors import InvalidDataError
 DEFAULT_CHUNK_ROWS = 20_000
 
 
-def _source_expression(cols: _Columns, variable: Variable) -> ColumnElement[Any]:
+def _source_expression(cols: QueryColumns, variable: Variable) -> ColumnElement[Any]:
     column = cols.loans.c[variable.column]
     if variable.binning is not None and variable.binning.kind == "categorical":
         return category_text(column)
@@ -54,7 +54,7 @@ def run(
     aggregate = Aggregate()
     invalid_weights = 0
     for group in disjoint_groups(request.populations):
-        cols = _Columns(loans, request, group)
+        cols = QueryColumns(loans, request, group)
         sources = {v.name: _source_expression(cols, v) for v in request.variables}
         distinct = list({str(expr): expr for expr in sources.values()}.items())
         position = {
@@ -81,7 +81,7 @@ def run(
 def _add_chunk(
     aggregate: Aggregate,
     request: CollectRequest,
-    cols: _Columns,
+    cols: QueryColumns,
     head: list[npt.NDArray[Any]],
     values: list[npt.NDArray[Any]],
     position: dict[str, int],
