@@ -72,9 +72,9 @@ BENCH_DB = "riskmon_bench"
 TABLE = "loans"
 
 STRATEGIES = {
-    "postgresql": ["grouping_sets", "union_all", "per_variable", "stream"],
-    "duckdb": ["grouping_sets", "union_all", "per_variable", "stream"],
-    "sqlite": ["stream", "union_all"],
+    "postgresql": ["packed", "grouping_sets", "union_all", "per_variable", "stream"],
+    "duckdb": ["packed", "grouping_sets", "union_all", "per_variable", "stream"],
+    "sqlite": ["stream", "packed", "union_all"],
 }
 
 
@@ -464,9 +464,9 @@ def duckdb_sql_file(path: Path, request: Any, strategy: str, out: Path) -> Path:
     engine = create_engine(f"duckdb:///{path}")
     loans = _duckdb_table()
     shape: Any = strategy
+    statements = pushdown.statements(loans, request, shape, "duckdb")
     texts = [
-        str(s.compile(engine, compile_kwargs={"literal_binds": True}))
-        for s, _, _ in pushdown.statements(loans, request, shape, keys_once=True)
+        str(s.select.compile(engine, compile_kwargs={"literal_binds": True})) for s in statements
     ]
     engine.dispose()
     out.write_text(json.dumps(texts))
@@ -499,7 +499,8 @@ def _case_tree(x: Any, edges: Sequence[float], low: int, high: int) -> Any:
 
 
 def _floor_key(loans: Any, variable: Any, binning_sql: str) -> Any:
-    """The bin (or raw value) of one variable: CASE tree, or width_bucket on negated values."""
+    """The bin (or raw value) of one variable: CASE tree, or width_bucket on negated values;
+    ``rawcat``: a categorical column's text (its bin is then a lookup of the few texts)."""
     from sqlalchemy import Double, Integer, String, case, cast, func, literal
     from sqlalchemy.dialects.postgresql import ARRAY
 
@@ -507,6 +508,8 @@ def _floor_key(loans: Any, variable: Any, binning_sql: str) -> Any:
     binning = variable.binning
     if binning is None:
         return x
+    if binning.kind == "categorical" and binning_sql == "rawcat":
+        return cast(x, String)
     if binning.kind == "categorical":
         whens = [(x.is_(None), binning.missing_index)]
         whens += [(cast(x, String).in_(list(g)), i) for i, g in enumerate(binning.levels) if g]
@@ -592,6 +595,26 @@ def floor_statements(loans: Any, request: Any, shape: str, binning_sql: str) -> 
             for i in range(len(keys))
         ]
         return [union_all(*parts)]
+    if shape == "packed":
+        # one GROUP BY per run of variables whose bin counts multiply to at most 2,000, on
+        # all of their keys at once (summing the combinations into one table per variable
+        # is left out: it is Python's work, not the database's)
+        runs: list[list[int]] = []
+        cells = 2_001
+        for i, v in enumerate(request.variables):
+            n = v.binning.n_bins if v.binning is not None else 2_001
+            if runs and cells * n <= 2_000:
+                runs[-1].append(i)
+                cells *= n
+            else:
+                runs.append([i])
+                cells = n
+        return [
+            select(*head, *(keys[i] for i in run), *measures)
+            .where(where)
+            .group_by(population, c.channel, c.bad, *(keys[i] for i in run))
+            for run in runs
+        ]
     if shape == "grouping_sets":
         sets = [tuple_(population, c.channel, c.bad, k) for k in keys]
         grouping = [func.grouping(k) for k in keys]
@@ -683,8 +706,12 @@ FLOOR_SHAPES = {
         ("union_all", "case", True, False),
         ("union_all", "width_bucket", True, False),
         ("grouping_sets", "case", True, True),
+        ("packed", "case", True, False),
+        ("packed", "rawcat", True, False),
     ],
     "duckdb": [
+        ("packed", "case", False, False),
+        ("packed", "rawcat", False, False),
         ("per_variable", "case", False, False),
         ("union_all", "case", False, False),
         ("grouping_sets", "case", False, False),

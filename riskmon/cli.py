@@ -313,7 +313,8 @@ _FAIL_ON = {"red": ("RED",), "amber": ("AMBER", "RED")}
 _DATE = click.DateTime(formats=["%Y-%m-%d"])
 _STRATEGY_OPTION = click.option(
     "--strategy",
-    type=click.Choice(["auto", "grouping_sets", "union_all", "per_variable", "stream"]),
+    # riskmon.collect.STRATEGIES, written out so that the CLI starts without importing it
+    type=click.Choice(["auto", "packed", "grouping_sets", "union_all", "per_variable", "stream"]),
     default="auto",
     show_default=True,
     help="How count tables are read: SQL pushdown shapes, or a streaming read.",

@@ -29,13 +29,20 @@ from riskmon.collect.tables import (
 )
 from riskmon.errors import SourceError
 
-Strategy = Literal["auto", "grouping_sets", "union_all", "per_variable", "stream"]
-STRATEGIES: tuple[Strategy, ...] = ("auto", "grouping_sets", "union_all", "per_variable", "stream")
+Strategy = Literal["auto", "packed", "grouping_sets", "union_all", "per_variable", "stream"]
+STRATEGIES: tuple[Strategy, ...] = (
+    "auto",
+    "packed",
+    "grouping_sets",
+    "union_all",
+    "per_variable",
+    "stream",
+)
 
 #: the strategy "auto" picks per dialect, from the measurements in benchmarks/collect.md
 DEFAULT_STRATEGY: dict[str, Strategy] = {
-    "postgresql": "union_all",
-    "duckdb": "union_all",
+    "postgresql": "packed",
+    "duckdb": "packed",
     "sqlite": "stream",
     "mysql": "union_all",
     "mariadb": "union_all",

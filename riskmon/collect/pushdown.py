@@ -3,9 +3,17 @@
 Identifiers are quoted by the dialect and every value (dates, bin edges) is a bound parameter.
 Each query filters the loans to the populations' windows, tags each row with its population,
 computes every variable's bin (see :mod:`riskmon.collect.binsql`) and groups by population,
-segment columns, label and bin. Three query shapes, picked per dialect (see
+segment columns, label and bin. Four query shapes, picked per dialect (see
 ``benchmarks/collect.md`` for the measurements behind the defaults):
 
+- ``packed``: one statement per *pack* of variables, grouping the loans on all of the pack's
+  keys at once, so that 22 variables take 8 scans instead of 22 (variables join a pack while
+  the product of their bin counts stays within :data:`PACK_CELLS`). Where the dialect has
+  ``GROUPING SETS`` (PostgreSQL, DuckDB) an outer ``GROUP BY GROUPING SETS`` over that small
+  result sums the combinations into one table per variable, and a categorical column is
+  grouped on its text and binned by the outer ``CASE`` (a ``CASE`` of ``IN`` lists costs more
+  per loan than grouping on the text; over the grouped rows it costs nothing). Elsewhere the
+  combinations come back and are summed in Python;
 - ``grouping_sets``: one statement and one scan for every variable, ``GROUP BY GROUPING SETS``
   (PostgreSQL, DuckDB);
 - ``union_all``: one statement, a ``UNION ALL`` of one ``GROUP BY`` per variable (any dialect;
@@ -27,6 +35,7 @@ separate statements, so that a loan counts in every population whose window hold
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from sqlalchemy import (
@@ -45,12 +54,37 @@ from sqlalchemy import (
     union_all,
 )
 
-from riskmon.collect.binsql import bin_expression
+from riskmon.collect.binsql import bin_expression, category_text
 from riskmon.collect.tables import Aggregate, CollectRequest, Population, Variable
 
-Shape = Literal["grouping_sets", "union_all", "per_variable"]
-SHAPES: tuple[Shape, ...] = ("grouping_sets", "union_all", "per_variable")
+Shape = Literal["packed", "grouping_sets", "union_all", "per_variable"]
+SHAPES: tuple[Shape, ...] = ("packed", "grouping_sets", "union_all", "per_variable")
 GROUPING_SETS_DIALECTS = frozenset({"postgresql", "duckdb"})
+
+#: the most bin combinations one ``GROUP BY`` of the ``packed`` shape may group on: the product
+#: of its variables' bin counts. Three variables of ten bins (12 cells each with the missing and
+#: unseen bins) make 1,728; four would make 20,736, and their larger hash tables cost more
+#: than the scan they save (benchmarks/collect.md)
+PACK_CELLS = 2_000
+
+
+def packs(variables: Sequence[Variable], max_cells: int | None = None) -> list[list[Variable]]:
+    """The variables, in order, split into the packs of the ``packed`` shape: consecutive
+    binned variables while the product of their bin counts stays within ``max_cells``
+    (default :data:`PACK_CELLS`); a variable on raw values, or with more bins than that, in a
+    pack of its own."""
+    max_cells = PACK_CELLS if max_cells is None else max_cells
+    out: list[list[Variable]] = []
+    cells = max_cells + 1  # no open pack
+    for variable in variables:
+        size = variable.binning.n_bins if variable.binning is not None else max_cells + 1
+        if out and cells * size <= max_cells:
+            out[-1].append(variable)
+            cells *= size
+        else:
+            out.append([variable])
+            cells = size
+    return out
 
 
 def disjoint_groups(populations: Sequence[Population]) -> list[list[Population]]:
@@ -103,10 +137,14 @@ class QueryColumns:
         """The name of the population a row's ``population`` column codes."""
         return self.population_names[int(code)]
 
-    def key(self, variable: Variable) -> ColumnElement[Any]:
+    def key(self, variable: Variable, *, raw_categories: bool = False) -> ColumnElement[Any]:
+        """What a variable is grouped on: its bin, or its raw value (no binning), or with
+        ``raw_categories`` a categorical column's text (binned later)."""
         column = self.loans.c[variable.column]
         if variable.binning is None:
             return column
+        if raw_categories and variable.binning.kind == "categorical":
+            return category_text(column)
         return bin_expression(column, variable.binning)
 
     def measures(self, *, check_weights: bool = True) -> list[ColumnElement[Any]]:
@@ -144,26 +182,84 @@ def _grouped(cols: QueryColumns, variable: Variable, tag: bool) -> Select[Any]:
 KEYS_ONCE_DIALECTS = frozenset({"duckdb"})
 
 
+@dataclass(frozen=True)
+class Statement:
+    """One statement of a collect pass and how to read its rows.
+
+    ``layout`` ``"tagged"``: population, variable name, segments..., label, key, measures;
+    ``"grouping_sets"``: population, segments..., label, one key and then one ``GROUPING`` flag
+    per variable of ``variables``, measures; ``"packed"``: population, segments..., label, one
+    key per variable of ``variables``, measures. ``cols`` decodes the population codes.
+    """
+
+    select: Select[Any]
+    cols: QueryColumns
+    layout: Literal["tagged", "grouping_sets", "packed"]
+    variables: tuple[Variable, ...] = ()
+
+
 def statements(
-    loans: FromClause, request: CollectRequest, shape: Shape, *, keys_once: bool = False
-) -> Iterator[tuple[Select[Any], list[Variable] | None, QueryColumns]]:
-    """The statements of one collect pass; each with the variables it covers in order
-    (``None`` when rows carry their variable name, or one key column per variable) and the
-    columns it was built from (which decode its population codes). ``keys_once``: the
-    ``union_all`` statement groups a CTE holding every row's keys instead of the table."""
+    loans: FromClause, request: CollectRequest, shape: Shape, dialect: str
+) -> Iterator[Statement]:
+    """The statements of one collect pass in ``shape``, as written for ``dialect``."""
     for group in disjoint_groups(request.populations):
         cols = QueryColumns(loans, request, group)
-        if shape == "per_variable":
+        if shape == "packed":
+            for pack in packs(request.variables):
+                if len(pack) == 1:
+                    yield Statement(_grouped(cols, pack[0], tag=True), cols, "tagged")
+                elif dialect in GROUPING_SETS_DIALECTS:
+                    yield Statement(_pack_marginals(cols, pack), cols, "grouping_sets", (*pack,))
+                else:
+                    yield Statement(_packed(cols, pack), cols, "packed", (*pack,))
+        elif shape == "per_variable":
             for variable in request.variables:
-                yield _grouped(cols, variable, tag=True), None, cols
-        elif shape == "union_all" and keys_once and len(request.variables) > 1:
-            yield _union_over_keys(cols, request.variables), None, cols
+                yield Statement(_grouped(cols, variable, tag=True), cols, "tagged")
+        elif shape == "union_all" and dialect in KEYS_ONCE_DIALECTS and len(request.variables) > 1:
+            yield Statement(_union_over_keys(cols, request.variables), cols, "tagged")
         elif shape == "union_all":
             parts = [_grouped(cols, v, tag=True) for v in request.variables]
             union = select(union_all(*parts).subquery()) if len(parts) > 1 else parts[0]
-            yield union, None, cols
+            yield Statement(union, cols, "tagged")
         else:
-            yield _grouping_sets(cols, request.variables), list(request.variables), cols
+            select_ = _grouping_sets(cols, request.variables)
+            yield Statement(select_, cols, "grouping_sets", (*request.variables,))
+
+
+def _packed(
+    cols: QueryColumns, pack: Sequence[Variable], *, raw_categories: bool = False
+) -> Select[Any]:
+    """The loans grouped on every key of ``pack`` at once: one row per combination."""
+    keys = [cols.key(v, raw_categories=raw_categories).label(f"k_{i}") for i, v in enumerate(pack)]
+    first = any(v.name == cols.request.variables[0].name for v in pack)
+    columns = [cols.population, *cols.segments, cols.label, *keys]
+    return (
+        select(*columns, *cols.measures(check_weights=first))
+        .select_from(cols.loans)
+        .where(cols.where)
+        .group_by(*cols.grouped_population, *cols.segments, cols.label, *keys)
+    )
+
+
+def _pack_marginals(cols: QueryColumns, pack: Sequence[Variable]) -> Select[Any]:
+    """:func:`_packed` (categorical columns on their text) summed into one table per variable
+    by ``GROUPING SETS``; rows laid out as :func:`_grouping_sets`'s."""
+    combinations = _packed(cols, pack, raw_categories=True).subquery("combinations")
+    c = combinations.c
+    common = [c.population, *(c[f"segment_{i}"] for i in range(len(cols.segments))), c.label]
+    keys: list[ColumnElement[Any]] = []
+    for i, variable in enumerate(pack):
+        key: ColumnElement[Any] = c[f"k_{i}"]
+        if variable.binning is not None and variable.binning.kind == "categorical":
+            key = bin_expression(key, variable.binning)
+        keys.append(key.label(f"k_{i}"))
+    flags = [func.grouping(k).label(f"g_{i}") for i, k in enumerate(keys)]
+    measures = [func.sum(c.n).label("n")]
+    if cols.weight is not None:
+        measures += [func.sum(c.w).label("w"), func.sum(c.bad_weights).label("bad_weights")]
+    return select(*common, *keys, *flags, *measures).group_by(
+        func.grouping_sets(*(tuple_(*common, key) for key in keys))
+    )
 
 
 def _union_over_keys(cols: QueryColumns, variables: Sequence[Variable]) -> Select[Any]:
@@ -229,23 +325,28 @@ def run(
     invalid_weights = 0
     first_variable = request.variables[0].name
     _tune(connection)
-    keys_once = connection.dialect.name in KEYS_ONCE_DIALECTS
-    for statement, variables, cols in statements(loans, request, shape, keys_once=keys_once):
-        for row in connection.execute(statement):
+    for statement in statements(loans, request, shape, connection.dialect.name):
+        cols, variables = statement.cols, statement.variables
+        for row in connection.execute(statement.select):
             values = tuple(row)
             head, measures = values[:-n_measures], values[-n_measures:]
             n, w = int(measures[0]), (measures[1] if request.weight else None)
             population = cols.population_name(head[0])
-            if variables is None:  # population, variable, segments..., label, key
-                name = head[1]
-                segment_values, label, key = head[2 : 2 + s], head[2 + s], head[3 + s]
-            else:  # population, segments..., label, one key and one flag per variable
+            cells: list[tuple[str, Any]]  # (variable name, key) this row counts for
+            if statement.layout == "tagged":
+                segment_values, label = head[2 : 2 + s], head[2 + s]
+                cells = [(head[1], head[3 + s])]
+            elif statement.layout == "packed":
+                segment_values, label = head[1 : 1 + s], head[1 + s]
+                cells = [(v.name, key) for v, key in zip(variables, head[2 + s :], strict=True)]
+            else:
                 segment_values, label = head[1 : 1 + s], head[1 + s]
                 k = len(variables)
                 keys, flags = head[2 + s : 2 + s + k], head[2 + s + k :]
                 (index,) = [i for i, flag in enumerate(flags) if int(flag) == 0]
-                name, key = variables[index].name, keys[index]
-            if request.weight and name == first_variable:
-                invalid_weights += int(measures[2] or 0)
-            aggregate.add((population, name, tuple(segment_values), label, key), n, w)
+                cells = [(variables[index].name, keys[index])]
+            for name, key in cells:
+                if request.weight and name == first_variable:
+                    invalid_weights += int(measures[2] or 0)
+                aggregate.add((population, name, tuple(segment_values), label, key), n, w)
     return aggregate, invalid_weights

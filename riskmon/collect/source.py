@@ -4,8 +4,11 @@ riskmon only ever reads a source. Besides issuing nothing but ``SELECT`` stateme
 connection is put in the database's read-only mode where it has one (PostgreSQL and MySQL/MariaDB
 read-only transactions, SQLite ``query_only``), and every statement runs under the configured
 ``statement_timeout_seconds`` where the database supports a limit (PostgreSQL, MySQL, MariaDB,
-SQLite; not DuckDB). Every error names the model and, where it is about one, the column; the
-source's password is masked.
+SQLite; not DuckDB). Every statement of one :meth:`Source.reading` sees the same loans: a
+PostgreSQL transaction runs at ``REPEATABLE READ`` (one snapshot for all its statements), as
+MySQL/MariaDB's InnoDB does by default; SQLite reads inside an explicit transaction; a DuckDB file
+opened read-only cannot be written by anyone while riskmon reads it. Every error names the model
+and, where it is about one, the column; the source's password is masked.
 """
 
 from __future__ import annotations
@@ -79,6 +82,13 @@ def required_columns(model: ModelConfig) -> list[SourceColumn]:
     return out
 
 
+#: DuckDB's memory limit when the source URL sets none (``?memory_limit=...``). DuckDB runs in
+#: riskmon's process and by default may take 80 % of RAM, keeping every block it has read; the
+#: default collect strategy needs little (riskmon peaks at about 230-265 MB with it on 1M-10M
+#: loans, benchmarks/collect.md), and larger GROUP BYs spill to disk rather than fail
+DUCKDB_MEMORY_LIMIT = "64MB"
+
+
 def _first_line(exc: BaseException) -> str:
     orig = getattr(exc, "orig", None)
     return redact(str(orig or exc)).strip().splitlines()[0] if str(orig or exc).strip() else ""
@@ -106,8 +116,12 @@ class Source:
     # ------------------------------------------------------------------ connections
     def _create_engine(self) -> Engine:
         url = make_url(self.config.url) if _is_url(self.config.url) else None
-        # DuckDB opens its file read-only (it has no per-statement timeout; see the README)
-        connect_args = {"read_only": True} if url is not None and url.drivername == "duckdb" else {}
+        # DuckDB opens its file read-only (it has no per-statement timeout; see the README),
+        # and runs inside riskmon's process with a memory limit (a URL's own setting wins)
+        duckdb = url is not None and url.drivername == "duckdb"
+        connect_args: dict[str, Any] = (
+            {"read_only": True, "config": {"memory_limit": DUCKDB_MEMORY_LIMIT}} if duckdb else {}
+        )
         try:
             engine = create_engine(self.config.url, pool_pre_ping=True, connect_args=connect_args)
         except (SQLAlchemyError, ImportError) as exc:
@@ -150,8 +164,15 @@ class Source:
                     f"a query on source {self.masked_url} ran longer than "
                     f"statement_timeout_seconds={seconds:g} and was cancelled"
                 ) from None
+            hint = ""
+            if connection.dialect.name == "duckdb" and "out of memory" in str(exc).lower():
+                hint = (
+                    f"; DuckDB's memory_limit is {DUCKDB_MEMORY_LIMIT} unless the source URL "
+                    "sets one: raise it there (e.g. ?memory_limit=1GB), or use the default "
+                    "strategy, which needs the least"
+                )
             raise self.error(
-                f"query on source {self.masked_url} failed: {_first_line(exc)}"
+                f"query on source {self.masked_url} failed: {_first_line(exc)}{hint}"
             ) from None
         finally:
             try:
@@ -163,7 +184,9 @@ class Source:
         dialect = connection.dialect.name
         ms = max(1, int(seconds * 1000))
         if dialect == "postgresql":
-            connection.execute(text("SET TRANSACTION READ ONLY"))
+            # one snapshot for every statement of the transaction: a collect pass may run
+            # several, and loans written in between must not count in some tables only
+            connection.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"))
             connection.execute(
                 text("SELECT set_config('statement_timeout', :ms, true)"), {"ms": str(ms)}
             )
@@ -174,6 +197,9 @@ class Source:
                 connection.execute(text("SET SESSION max_execution_time = :ms"), {"ms": ms})
         elif dialect == "sqlite":
             connection.exec_driver_sql("PRAGMA query_only = ON")
+            # the sqlite3 module opens no transaction for a SELECT, so each statement would
+            # read its own snapshot; an explicit one holds a single snapshot until the rollback
+            connection.exec_driver_sql("BEGIN")
             raw = connection.connection.dbapi_connection
             deadline = time.monotonic() + seconds
             raw.set_progress_handler(  # type: ignore[union-attr]

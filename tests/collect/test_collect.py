@@ -18,6 +18,7 @@ from riskmon.collect import (
     Source,
     Variable,
     collect,
+    pushdown,
 )
 from riskmon.metrics import (
     Binning,
@@ -46,10 +47,10 @@ VARIABLES = [
     Variable("grade", "grade", GRADE_BINS),
 ]
 STRATEGIES_BY_DIALECT = {
-    "sqlite": ["stream", "union_all", "per_variable"],
-    "postgresql": ["grouping_sets", "union_all", "per_variable", "stream"],
-    "duckdb": ["grouping_sets", "union_all", "per_variable", "stream"],
-    "mysql": ["union_all", "per_variable", "stream"],
+    "sqlite": ["stream", "packed", "union_all", "per_variable"],
+    "postgresql": ["packed", "grouping_sets", "union_all", "per_variable", "stream"],
+    "duckdb": ["packed", "grouping_sets", "union_all", "per_variable", "stream"],
+    "mysql": ["packed", "union_all", "per_variable", "stream"],
 }
 #: relative tolerance on summed weights: MariaDB's text protocol sends doubles rounded to
 #: about 15 digits, so weights summed from streamed rows differ from the server's own sums
@@ -128,6 +129,36 @@ def test_every_strategy_matches_the_in_memory_tables(
             got = collected.tables[key]
             rtol = WEIGHT_RTOL.get(dialect, 1e-12) if strategy == "stream" else 1e-12
             assert got.equals(table, rtol=rtol), (strategy, key, got.to_frame(), table.to_frame())
+
+
+@pytest.mark.parametrize("cells", [1, 35, 175])
+def test_packs_of_every_size_match_the_in_memory_tables(
+    database: tuple[str, str], cells: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``packed`` with every variable alone, with income and region together (7 x 5 = 35
+    cells) and grade alone, and with all three together (175 cells)."""
+    _, url = database
+    monkeypatch.setattr(pushdown, "PACK_CELLS", cells)
+    frame = loan_frame(seed=11)
+    load(url, frame)
+    req = request()
+    expected = expected_tables(frame, req)
+    with Source(model_config(url)) as source:
+        collected = collect(source, req, strategy="packed")
+    assert set(collected.tables) == set(expected)
+    for key, table in expected.items():
+        assert collected.tables[key].equals(table, rtol=1e-12), (key, cells)
+
+
+def test_packs_keep_request_order_and_respect_the_cell_limit() -> None:
+    names = [[v.name for v in pack] for pack in pushdown.packs(VARIABLES, 49)]  # 7 x 5 x 5 > 49
+    # score 7 bins, score_values raw, income 7, region 5, grade 5
+    assert names == [["score"], ["score_values"], ["income", "region"], ["grade"]]
+    names = [[v.name for v in pack] for pack in pushdown.packs(VARIABLES, 175)]
+    assert names == [["score"], ["score_values"], ["income", "region", "grade"]]
+    names = [[v.name for v in pack] for pack in pushdown.packs(VARIABLES, 4)]
+    assert names == [[v.name] for v in VARIABLES]  # every binning larger than the limit
+    assert pushdown.packs([]) == []
 
 
 def test_row_counts_of_matured_and_unmatured_loans(database: tuple[str, str]) -> None:
