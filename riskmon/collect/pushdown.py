@@ -8,12 +8,12 @@ segment columns, label and bin. Four query shapes, picked per dialect (see
 
 - ``packed``: one statement per *pack* of variables, grouping the loans on all of the pack's
   keys at once, so that 22 variables take 8 scans instead of 22 (variables join a pack while
-  the product of their bin counts stays within :data:`PACK_CELLS`). Where the dialect has
-  ``GROUPING SETS`` (PostgreSQL, DuckDB) an outer ``GROUP BY GROUPING SETS`` over that small
-  result sums the combinations into one table per variable, and a categorical column is
-  grouped on its text and binned by the outer ``CASE`` (a ``CASE`` of ``IN`` lists costs more
-  per loan than grouping on the text; over the grouped rows it costs nothing). Elsewhere the
-  combinations come back and are summed in Python;
+  the product of their bin counts stays within :data:`PACK_CELLS`). The combinations are
+  summed into one table per variable in Python, or on DuckDB by an outer ``GROUP BY GROUPING
+  SETS`` over the grouped rows (PostgreSQL plans that outer aggregate with a sort of every
+  loan once the table is large: 218 s instead of 33 s at 10M loans). On
+  :data:`RAW_CATEGORY_DIALECTS` a categorical column is grouped on its text, which is put in
+  its bin afterwards (a ``CASE`` of ``IN`` lists costs more per loan than grouping on text);
 - ``grouping_sets``: one statement and one scan for every variable, ``GROUP BY GROUPING SETS``
   (PostgreSQL, DuckDB);
 - ``union_all``: one statement, a ``UNION ALL`` of one ``GROUP BY`` per variable (any dialect;
@@ -34,7 +34,7 @@ separate statements, so that a loan counts in every population whose window hold
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -66,6 +66,14 @@ GROUPING_SETS_DIALECTS = frozenset({"postgresql", "duckdb"})
 #: unseen bins) make 1,728; four would make 20,736, and their larger hash tables cost more
 #: than the scan they save (benchmarks/collect.md)
 PACK_CELLS = 2_000
+
+#: dialects whose default collations compare text exactly, as Python does: there ``packed``
+#: groups a categorical column on its text and bins it afterwards (MySQL's and MariaDB's default
+#: collations ignore case, so there the ``CASE`` of :mod:`.binsql` decides)
+RAW_CATEGORY_DIALECTS = frozenset({"postgresql", "duckdb"})
+
+#: dialects on which ``packed`` sums the combinations in SQL (``GROUPING SETS``)
+SQL_MARGINALS_DIALECTS = frozenset({"duckdb"})
 
 
 def packs(variables: Sequence[Variable], max_cells: int | None = None) -> list[list[Variable]]:
@@ -196,6 +204,7 @@ class Statement:
     cols: QueryColumns
     layout: Literal["tagged", "grouping_sets", "packed"]
     variables: tuple[Variable, ...] = ()
+    raw_categories: bool = False  # "packed": categorical keys are text, binned when read
 
 
 def statements(
@@ -205,13 +214,15 @@ def statements(
     for group in disjoint_groups(request.populations):
         cols = QueryColumns(loans, request, group)
         if shape == "packed":
+            raw = dialect in RAW_CATEGORY_DIALECTS
             for pack in packs(request.variables):
                 if len(pack) == 1:
                     yield Statement(_grouped(cols, pack[0], tag=True), cols, "tagged")
-                elif dialect in GROUPING_SETS_DIALECTS:
+                elif dialect in SQL_MARGINALS_DIALECTS:
                     yield Statement(_pack_marginals(cols, pack), cols, "grouping_sets", (*pack,))
                 else:
-                    yield Statement(_packed(cols, pack), cols, "packed", (*pack,))
+                    select_ = _packed(cols, pack, raw_categories=raw)
+                    yield Statement(select_, cols, "packed", (*pack,), raw)
         elif shape == "per_variable":
             for variable in request.variables:
                 yield Statement(_grouped(cols, variable, tag=True), cols, "tagged")
@@ -315,6 +326,17 @@ def _tune(connection: Connection) -> None:
             connection.execute(select(func.set_config(literal(name), literal(value), true())))
 
 
+def _binner(variable: Variable, raw_categories: bool) -> Callable[[Any], Any]:
+    """Turns a key as grouped into the aggregate's key: a categorical column's text (grouped
+    with ``raw_categories``) into its bin by the rules of :meth:`Binning.assign`."""
+    binning = variable.binning
+    if not raw_categories or binning is None or binning.kind != "categorical":
+        return lambda key: key
+    lookup = {level: i for i, group in enumerate(binning.levels) for level in group}
+    missing, unseen = binning.missing_index, binning.unseen_index
+    return lambda text: missing if text is None else lookup.get(text, unseen)
+
+
 def run(
     connection: Connection, loans: FromClause, request: CollectRequest, shape: Shape
 ) -> tuple[Aggregate, int]:
@@ -327,6 +349,7 @@ def run(
     _tune(connection)
     for statement in statements(loans, request, shape, connection.dialect.name):
         cols, variables = statement.cols, statement.variables
+        binners = [_binner(v, statement.raw_categories) for v in variables]
         for row in connection.execute(statement.select):
             values = tuple(row)
             head, measures = values[:-n_measures], values[-n_measures:]
@@ -338,7 +361,8 @@ def run(
                 cells = [(head[1], head[3 + s])]
             elif statement.layout == "packed":
                 segment_values, label = head[1 : 1 + s], head[1 + s]
-                cells = [(v.name, key) for v, key in zip(variables, head[2 + s :], strict=True)]
+                packed = zip(variables, binners, head[2 + s :], strict=True)
+                cells = [(v.name, to_bin(key)) for v, to_bin, key in packed]
             else:
                 segment_values, label = head[1 : 1 + s], head[1 + s]
                 k = len(variables)
