@@ -596,19 +596,21 @@ def floor_statements(loans: Any, request: Any, shape: str, binning_sql: str) -> 
         ]
         return [union_all(*parts)]
     if shape == "packed":
-        # one GROUP BY per run of variables whose bin counts multiply to at most 2,000, on
-        # all of their keys at once (summing the combinations into one table per variable
-        # is left out: it is Python's work, not the database's)
+        # one GROUP BY per run of binned variables whose bin counts multiply to at most 2,000,
+        # on all of their keys at once; the raw score alone (summing the combinations into one
+        # table per variable is left out: it is Python's work, not the database's)
         runs: list[list[int]] = []
-        cells = 2_001
+        current: list[int] | None = None
+        cells = 1
         for i, v in enumerate(request.variables):
-            n = v.binning.n_bins if v.binning is not None else 2_001
-            if runs and cells * n <= 2_000:
-                runs[-1].append(i)
-                cells *= n
-            else:
+            if v.binning is None:
                 runs.append([i])
-                cells = n
+            elif current is not None and cells * v.binning.n_bins <= 2_000:
+                current.append(i)
+                cells *= v.binning.n_bins
+            else:
+                current, cells = [i], v.binning.n_bins
+                runs.append(current)
         return [
             select(*head, *(keys[i] for i in run), *measures)
             .where(where)

@@ -34,7 +34,7 @@ separate statements, so that a loan counts in every population whose window hold
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -77,21 +77,24 @@ SQL_MARGINALS_DIALECTS = frozenset({"duckdb"})
 
 
 def packs(variables: Sequence[Variable], max_cells: int | None = None) -> list[list[Variable]]:
-    """The variables, in order, split into the packs of the ``packed`` shape: consecutive
-    binned variables while the product of their bin counts stays within ``max_cells``
-    (default :data:`PACK_CELLS`); a variable on raw values, or with more bins than that, in a
-    pack of its own."""
+    """The variables split into the packs of the ``packed`` shape: binned variables, in order,
+    while the product of their bin counts stays within ``max_cells`` (default
+    :data:`PACK_CELLS`); a variable on raw values, or with more bins than that, in a pack of
+    its own (which leaves the open pack open)."""
     max_cells = PACK_CELLS if max_cells is None else max_cells
     out: list[list[Variable]] = []
-    cells = max_cells + 1  # no open pack
+    open_pack: list[Variable] | None = None
+    cells = 1
     for variable in variables:
         size = variable.binning.n_bins if variable.binning is not None else max_cells + 1
-        if out and cells * size <= max_cells:
-            out[-1].append(variable)
+        if size > max_cells:
+            out.append([variable])
+        elif open_pack is not None and cells * size <= max_cells:
+            open_pack.append(variable)
             cells *= size
         else:
-            out.append([variable])
-            cells = size
+            open_pack, cells = [variable], size
+            out.append(open_pack)
     return out
 
 
@@ -347,30 +350,33 @@ def run(
     invalid_weights = 0
     first_variable = request.variables[0].name
     _tune(connection)
+    add = aggregate.add
+    weighted = request.weight is not None
     for statement in statements(loans, request, shape, connection.dialect.name):
         cols, variables = statement.cols, statement.variables
         binners = [_binner(v, statement.raw_categories) for v in variables]
-        for row in connection.execute(statement.select):
-            values = tuple(row)
-            head, measures = values[:-n_measures], values[-n_measures:]
-            n, w = int(measures[0]), (measures[1] if request.weight else None)
-            population = cols.population_name(head[0])
-            cells: list[tuple[str, Any]]  # (variable name, key) this row counts for
-            if statement.layout == "tagged":
-                segment_values, label = head[2 : 2 + s], head[2 + s]
-                cells = [(head[1], head[3 + s])]
-            elif statement.layout == "packed":
-                segment_values, label = head[1 : 1 + s], head[1 + s]
-                packed = zip(variables, binners, head[2 + s :], strict=True)
+        layout = statement.layout
+        # where each row's segments start: after population (and the variable name if tagged)
+        first = 2 if layout == "tagged" else 1
+        for row in connection.execute(statement.select).all():
+            measures = row[-n_measures:]
+            n, w = measures[0], (measures[1] if weighted else None)
+            population = cols.population_name(row[0])
+            segment_values, label = tuple(row[first : first + s]), row[first + s]
+            cells: Iterable[tuple[str, Any]]  # (variable name, key) this row counts for
+            if layout == "tagged":
+                cells = ((row[1], row[3 + s]),)
+            elif layout == "packed":
+                keys = row[2 + s : -n_measures]
+                packed = zip(variables, binners, keys, strict=True)
                 cells = [(v.name, to_bin(key)) for v, to_bin, key in packed]
             else:
-                segment_values, label = head[1 : 1 + s], head[1 + s]
                 k = len(variables)
-                keys, flags = head[2 + s : 2 + s + k], head[2 + s + k :]
+                keys, flags = row[2 + s : 2 + s + k], row[2 + s + k : -n_measures]
                 (index,) = [i for i, flag in enumerate(flags) if int(flag) == 0]
-                cells = [(variables[index].name, keys[index])]
+                cells = ((variables[index].name, keys[index]),)
             for name, key in cells:
-                if request.weight and name == first_variable:
+                if weighted and name == first_variable:
                     invalid_weights += int(measures[2] or 0)
-                aggregate.add((population, name, tuple(segment_values), label, key), n, w)
+                add((population, name, segment_values, label, key), n, w)
     return aggregate, invalid_weights

@@ -132,9 +132,14 @@ def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
     labeled = {p.name: p.labeled for p in request.populations}
     binnings = {v.name: v.binning for v in request.variables}
     rows: dict[tuple[str, str, str], list[tuple[Any, Any, int, float]]] = defaultdict(list)
+    rollups: dict[tuple[Any, ...], list[str]] = {}  # a few distinct segment values
     for (population, variable, segment_values, label, key), (n, w) in aggregate.cells.items():
-        for segment in _rollups(request, segment_values):
-            rows[(population, variable, segment)].append((key, label, int(n), w))
+        segments = rollups.get(segment_values)
+        if segments is None:
+            segments = rollups[segment_values] = list(_rollups(request, segment_values))
+        row = (key, label, int(n), w)
+        for segment in segments:
+            rows[(population, variable, segment)].append(row)
     tables: dict[tuple[str, str, str], CountTable] = {}
     counts: dict[tuple[str, str], PopulationCounts] = {}
     first_variable = request.variables[0].name
@@ -208,4 +213,6 @@ def missing_in_bins(request: CollectRequest, aggregate: Aggregate, column: str) 
 
 
 def _is_number(value: Any) -> bool:
+    if type(value) in (int, float):  # nearly every value; the ABC check below is slow
+        return True
     return isinstance(value, (numbers.Number, np.number)) and not isinstance(value, complex)

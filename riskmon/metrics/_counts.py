@@ -279,7 +279,7 @@ class CountTable:
         for row in rows:
             key, label, n, w = row
             if labeled:
-                if label not in (0, 1) or (isinstance(label, float) and not np.isfinite(label)):
+                if label not in (0, 1):  # NaN and infinities compare unequal to both
                     raise InvalidDataError(f"Expected label values 0 and 1, got {label!r}")
                 is_bad.append(bool(label == 1))
             keys.append(key)

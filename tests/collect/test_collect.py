@@ -131,12 +131,12 @@ def test_every_strategy_matches_the_in_memory_tables(
             assert got.equals(table, rtol=rtol), (strategy, key, got.to_frame(), table.to_frame())
 
 
-@pytest.mark.parametrize("cells", [1, 35, 175])
+@pytest.mark.parametrize("cells", [1, 35, 49, 1225])
 def test_packs_of_every_size_match_the_in_memory_tables(
     database: tuple[str, str], cells: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``packed`` with every variable alone, with income and region together (7 x 5 = 35
-    cells) and grade alone, and with all three together (175 cells)."""
+    """``packed`` with every variable alone, and with the packs of
+    :func:`test_packs_keep_request_order_and_respect_the_cell_limit`."""
     _, url = database
     monkeypatch.setattr(pushdown, "PACK_CELLS", cells)
     frame = loan_frame(seed=11)
@@ -151,13 +151,16 @@ def test_packs_of_every_size_match_the_in_memory_tables(
 
 
 def test_packs_keep_request_order_and_respect_the_cell_limit() -> None:
-    names = [[v.name for v in pack] for pack in pushdown.packs(VARIABLES, 49)]  # 7 x 5 x 5 > 49
-    # score 7 bins, score_values raw, income 7, region 5, grade 5
-    assert names == [["score"], ["score_values"], ["income", "region"], ["grade"]]
-    names = [[v.name for v in pack] for pack in pushdown.packs(VARIABLES, 175)]
-    assert names == [["score"], ["score_values"], ["income", "region", "grade"]]
-    names = [[v.name for v in pack] for pack in pushdown.packs(VARIABLES, 4)]
-    assert names == [[v.name] for v in VARIABLES]  # every binning larger than the limit
+    def names(cells: int) -> list[list[str]]:
+        return [[v.name for v in pack] for pack in pushdown.packs(VARIABLES, cells)]
+
+    # score 7 bins, score_values raw (alone, leaving the open pack open), income 7, region 5,
+    # grade 5
+    assert names(49) == [["score", "income"], ["score_values"], ["region", "grade"]]
+    assert names(7 * 7 * 5 * 5) == [["score", "income", "region", "grade"], ["score_values"]]
+    assert names(35) == [["score"], ["score_values"], ["income", "region"], ["grade"]]
+    assert names(6) == [[v.name] for v in VARIABLES]  # only the 5-bin variables fit; no two
+    assert names(4) == [[v.name] for v in VARIABLES]  # every binning larger than the limit
     assert pushdown.packs([]) == []
 
 
