@@ -12,8 +12,9 @@ segment columns, label and bin. Four query shapes, picked per dialect (see
   summed into one table per variable in Python, or on DuckDB by an outer ``GROUP BY GROUPING
   SETS`` over the grouped rows (PostgreSQL plans that outer aggregate with a sort of every
   loan once the table is large: 218 s instead of 33 s at 10M loans). On
-  :data:`RAW_CATEGORY_DIALECTS` a categorical column is grouped on its text, which is put in
-  its bin afterwards (a ``CASE`` of ``IN`` lists costs more per loan than grouping on text);
+  :data:`RAW_CATEGORY_DIALECTS` a categorical column with one level a bin is grouped on its
+  text, which is put in its bin afterwards (a ``CASE`` of ``IN`` lists costs more per loan than
+  grouping on text);
 - ``grouping_sets``: one statement and one scan for every variable, ``GROUP BY GROUPING SETS``
   (PostgreSQL, DuckDB);
 - ``union_all``: one statement, a ``UNION ALL`` of one ``GROUP BY`` per variable (any dialect;
@@ -150,11 +151,11 @@ class QueryColumns:
 
     def key(self, variable: Variable, *, raw_categories: bool = False) -> ColumnElement[Any]:
         """What a variable is grouped on: its bin, or its raw value (no binning), or with
-        ``raw_categories`` a categorical column's text (binned later)."""
+        ``raw_categories`` a categorical column's text (binned later; see :func:`_by_text`)."""
         column = self.loans.c[variable.column]
         if variable.binning is None:
             return column
-        if raw_categories and variable.binning.kind == "categorical":
+        if _by_text(variable, raw_categories):
             return category_text(column)
         return bin_expression(column, variable.binning)
 
@@ -256,15 +257,15 @@ def _packed(
 
 
 def _pack_marginals(cols: QueryColumns, pack: Sequence[Variable]) -> Select[Any]:
-    """:func:`_packed` (categorical columns on their text) summed into one table per variable
-    by ``GROUPING SETS``; rows laid out as :func:`_grouping_sets`'s."""
+    """:func:`_packed` (categorical columns on their text where :func:`_by_text`) summed into
+    one table per variable by ``GROUPING SETS``; rows laid out as :func:`_grouping_sets`'s."""
     combinations = _packed(cols, pack, raw_categories=True).subquery("combinations")
     c = combinations.c
     common = [c.population, *(c[f"segment_{i}"] for i in range(len(cols.segments))), c.label]
     keys: list[ColumnElement[Any]] = []
     for i, variable in enumerate(pack):
         key: ColumnElement[Any] = c[f"k_{i}"]
-        if variable.binning is not None and variable.binning.kind == "categorical":
+        if variable.binning is not None and _by_text(variable, raw_categories=True):
             key = bin_expression(key, variable.binning)
         keys.append(key.label(f"k_{i}"))
     flags = [func.grouping(k).label(f"g_{i}") for i, k in enumerate(keys)]
@@ -329,11 +330,24 @@ def _tune(connection: Connection) -> None:
             connection.execute(select(func.set_config(literal(name), literal(value), true())))
 
 
+def _by_text(variable: Variable, raw_categories: bool) -> bool:
+    """Whether ``packed`` groups this variable on its text: a categorical binning with one
+    level a bin, so that the texts are about as many as the bins (merged rare levels would
+    multiply a pack's combinations by their number)."""
+    binning = variable.binning
+    return (
+        raw_categories
+        and binning is not None
+        and binning.kind == "categorical"
+        and all(len(group) == 1 for group in binning.levels)
+    )
+
+
 def _binner(variable: Variable, raw_categories: bool) -> Callable[[Any], Any]:
     """Turns a key as grouped into the aggregate's key: a categorical column's text (grouped
-    with ``raw_categories``) into its bin by the rules of :meth:`Binning.assign`."""
+    on it, see :func:`_by_text`) into its bin by the rules of :meth:`Binning.assign`."""
     binning = variable.binning
-    if not raw_categories or binning is None or binning.kind != "categorical":
+    if binning is None or not _by_text(variable, raw_categories):
         return lambda key: key
     lookup = {level: i for i, group in enumerate(binning.levels) for level in group}
     missing, unseen = binning.missing_index, binning.unseen_index

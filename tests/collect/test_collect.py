@@ -20,6 +20,7 @@ from riskmon.collect import (
     collect,
     pushdown,
 )
+from riskmon.errors import SourceError
 from riskmon.metrics import (
     Binning,
     CountTable,
@@ -286,6 +287,33 @@ def test_bad_values_name_the_model_and_column(
         with Source(model_config(url)) as source, pytest.raises(Exception, match=message) as info:
             collect(source, request(), strategy=strategy)
         assert "model 'retail_pd'" in str(info.value)
+
+
+def test_the_invalid_weight_count_counts_each_loan_once(database: tuple[str, str]) -> None:
+    """Every strategy reports the number of loans in the windows with a negative or NULL
+    weight, once however many variables (and packs) read them."""
+    dialect, url = database
+    frame = loan_frame(seed=4, n=400)
+    in_windows = frame["score_date"].map(
+        lambda d: any(p.window.__contains__(d) for p in request().populations)
+    )
+    chosen = frame.index[in_windows][:7]
+    frame.loc[chosen[:4], "exposure"] = -2.5
+    frame.loc[chosen[4:], "exposure"] = None
+    load(url, frame)
+    for strategy in STRATEGIES_BY_DIALECT[dialect]:
+        with (
+            Source(model_config(url)) as source,
+            pytest.raises(SourceError, match=r"got 7 row\(s\) without"),
+        ):
+            collect(source, request(), strategy=strategy)
+
+
+def test_packed_groups_text_only_for_one_level_a_bin() -> None:
+    region, grade = VARIABLES[3], VARIABLES[4]  # ("N",), ("S",), ("E",) / ..., ("3", "4")
+    assert pushdown._by_text(region, raw_categories=True)
+    assert not pushdown._by_text(grade, raw_categories=True)  # "3" and "4" share a bin
+    assert not pushdown._by_text(region, raw_categories=False)
 
 
 def test_a_text_score_column_is_refused(database: tuple[str, str]) -> None:
