@@ -85,7 +85,8 @@ def required_columns(model: ModelConfig) -> list[SourceColumn]:
 #: DuckDB's memory limit when the source URL sets none (``?memory_limit=...``). DuckDB runs in
 #: riskmon's process and by default may take 80 % of RAM, keeping every block it has read; the
 #: default collect strategy needs little (riskmon peaks at about 230-265 MB with it on 1M-10M
-#: loans, benchmarks/collect.md), and larger GROUP BYs spill to disk rather than fail
+#: loans, benchmarks/collect.md); a larger GROUP BY spills to DuckDB's temporary directory
+#: (beside the file), and the union_all and grouping_sets shapes fail with a hint to raise it
 DUCKDB_MEMORY_LIMIT = "64MB"
 
 
