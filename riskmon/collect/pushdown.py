@@ -345,13 +345,11 @@ def _by_text(variable: Variable, raw_categories: bool) -> bool:
 
 def _binner(variable: Variable, raw_categories: bool) -> Callable[[Any], Any]:
     """Turns a key as grouped into the aggregate's key: a categorical column's text (grouped
-    on it, see :func:`_by_text`) into its bin by the rules of :meth:`Binning.assign`."""
+    on it, see :func:`_by_text`) into its bin by :meth:`Binning.text_bin`."""
     binning = variable.binning
     if binning is None or not _by_text(variable, raw_categories):
         return lambda key: key
-    lookup = {level: i for i, group in enumerate(binning.levels) for level in group}
-    missing, unseen = binning.missing_index, binning.unseen_index
-    return lambda text: missing if text is None else lookup.get(text, unseen)
+    return binning.text_bin
 
 
 def run(

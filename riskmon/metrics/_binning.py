@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
@@ -150,14 +151,22 @@ class Binning:
             index[np.isnan(x)] = self.missing_index
             return index.astype(np.intp, copy=False)
         codes, texts = level_codes(values)
-        lookup = {v: i for i, group in enumerate(self.levels) for v in group}
-        unseen = self.unseen_index
-        assert unseen is not None
         # one lookup per distinct value, then a gather: cheap on millions of rows
-        per_code = np.array(
-            [lookup.get(t, unseen) for t in texts] + [self.missing_index], dtype=np.intp
-        )
+        per_code = np.array([self.text_bin(t) for t in texts] + [self.missing_index], dtype=np.intp)
         return per_code[codes]
+
+    @cached_property
+    def _level_bins(self) -> dict[str, int]:
+        return {v: i for i, group in enumerate(self.levels) for v in group}
+
+    def text_bin(self, text: str | None) -> int:
+        """The bin of one categorical value given as its text, by the rules of :meth:`assign`:
+        None to the missing bin, a level not in ``levels`` to the unseen bin."""
+        if text is None:
+            return self.missing_index
+        unseen = self.unseen_index
+        assert unseen is not None, "text_bin is for categorical binnings"
+        return self._level_bins.get(text, unseen)
 
     def describe(self) -> pd.DataFrame:
         """One row per bin: ``bin`` (label), ``lower`` and ``upper`` (numeric bins, the
