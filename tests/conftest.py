@@ -9,9 +9,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 
+from riskmon.cli import cli
 from riskmon.store import MetricStore
 from riskmon.store.engine import store_engine
 from riskmon.store.migrate import upgrade
@@ -104,3 +106,12 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[s
         yield "mysql", str(request.getfixturevalue("mariadb_url"))
     else:
         yield "postgresql", str(request.getfixturevalue("postgres_url"))
+
+
+@pytest.fixture(scope="session")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The demo, built once per test session: its folder and what `riskmon demo` printed."""
+    folder = tmp_path_factory.mktemp("demo") / "riskmon-demo"
+    result = CliRunner().invoke(cli, ["demo", "--dir", str(folder)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return folder, result.stdout

@@ -24,14 +24,6 @@ class _Links(HTMLParser):
             self.hrefs += [v for k, v in attrs if k == "href" and v]
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    folder = tmp_path_factory.mktemp("demo") / "riskmon-demo"
-    result = CliRunner().invoke(cli, ["demo", "--dir", str(folder)], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return folder, result.stdout
-
-
 @pytest.mark.slow
 def test_demo_prints_the_index_and_writes_every_report(demo: tuple[Path, str]) -> None:
     folder, out = demo
