@@ -43,21 +43,14 @@ from riskmon.errors import ConfigError, InvalidDataError
 from riskmon.metrics import Binning, CountTable, fit_binning, score_grid_table
 from riskmon.metrics._binning import numeric_values
 from riskmon.plan import DateWindow
+from riskmon.records import BASELINE, DEVELOPMENT, SCORE, SCORE_RANKING, FigureRecord
 from riskmon.store.repository import (
     BaselineBinRecord,
     BaselineVariableRecord,
-    FigureRecord,
     MetricStore,
     StoreConflict,
     StoredBaseline,
 )
-
-#: the score on its baseline bins (PSI)
-SCORE = "score"
-#: the score on its distinct values or its grid (KS, AUC, Gini, lift)
-SCORE_RANKING = "score_ranking"
-BASELINE = "baseline"  # every loan of the development window
-DEVELOPMENT = "development"  # the loans of the development window with a label
 
 
 @dataclass(frozen=True)

@@ -261,8 +261,9 @@ def baseline_freeze(app: _App, models: tuple[str, ...]) -> None:
     Fits the bins on the model's development window and stores its distributions and
     headline figures; later runs use this version, earlier runs keep theirs.
     """
-    from riskmon.baseline import SCORE, freeze
+    from riskmon.baseline import freeze
     from riskmon.collect import Source
+    from riskmon.records import SCORE
 
     config = app.config()
     chosen = [config.model(name) for name in models] if models else config.models
@@ -334,7 +335,7 @@ def _echo_outcome(outcome: RunOutcome) -> None:
     if not outcome.ok:
         click.echo(f"{head}: {outcome.error}")
         return
-    counts = Counter(a.status for a in outcome.alerts)
+    counts = Counter(str(a.status) for a in outcome.alerts)
     tally = ", ".join(f"{counts[s]} {s.lower()}" for s in ("RED", "AMBER") if counts[s])
     figures = {(f.name, f.variable): f.value for f in outcome.figures if f.segment == ""}
     shown = ", ".join(
@@ -500,7 +501,7 @@ def history_command(
     fmt: str,
 ) -> None:
     """Print MODEL's figures over its succeeded runs, oldest first."""
-    from riskmon.evaluate import worst
+    from riskmon.records import Status
 
     name = app.config().model(model).name
     with _store(app) as store:
@@ -520,7 +521,7 @@ def history_command(
             }
             for label, n, v, p_ in columns
         }
-        status = {d: worst(a.status for a in store.alerts(r.id)) for d, r in runs.items()}
+        status = {d: Status.worst(a.status for a in store.alerts(r.id)) for d, r in runs.items()}
     rows = [
         {
             "as_of": d.isoformat(),

@@ -26,7 +26,7 @@ from riskmon.metrics import (
     roc_auc_from_counts,
     woe_table_from_counts,
 )
-from riskmon.store.repository import BinRecord, FigureRecord
+from riskmon.records import BinRecord, FigureRecord
 
 #: pseudo-count for zero cells in WOE/IV and PSI/CSI (see riskmon.metrics); stored with figures
 DEFAULT_SMOOTHING = 0.5

@@ -30,49 +30,20 @@ characteristic rules for the whole population.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 
 from riskmon.config import Band, Drop, ModelConfig
 from riskmon.metrics import Binning
-from riskmon.store.repository import AlertRecord, FigureRecord, RunRecord, StoredBaseline
+from riskmon.records import AlertRecord, FigureRecord, Figures, Status
+from riskmon.store.repository import RunRecord, StoredBaseline
 
-GREEN, AMBER, RED, NOT_EVALUABLE = "GREEN", "AMBER", "RED", "NOT_EVALUABLE"
-SEVERITY = {NOT_EVALUABLE: -1, GREEN: 0, AMBER: 1, RED: 2}
-
-
-def worst(statuses: Iterable[str]) -> str:
-    """The most severe status (NOT_EVALUABLE only when nothing could be evaluated)."""
-    return max(statuses, key=SEVERITY.__getitem__, default=NOT_EVALUABLE)
-
-
-@dataclass(frozen=True)
-class Figures:
-    """A run's figures, looked up by name, variable, segment and population."""
-
-    records: Sequence[FigureRecord]
-
-    def get(
-        self, name: str, population: str, variable: str = "", segment: str = ""
-    ) -> FigureRecord | None:
-        for f in self.records:
-            if (f.name, f.population, f.variable, f.segment) == (
-                name,
-                population,
-                variable,
-                segment,
-            ):
-                return f
-        return None
-
-    def segments(self) -> list[str]:
-        return sorted({f.segment for f in self.records}, key=lambda s: (s != "", s))
+GREEN, AMBER, RED, NOT_EVALUABLE = Status.GREEN, Status.AMBER, Status.RED, Status.NOT_EVALUABLE
 
 
 _NAMES = {"auc": "AUC", "gini": "Gini", "iv": "IV"}
 
 
-def _dropped(change: float, levels: Drop) -> str:
+def _dropped(change: float, levels: Drop) -> Status:
     return RED if change >= levels.red else AMBER if change >= levels.amber else GREEN
 
 
@@ -84,7 +55,7 @@ def _grid_reason(label: str, value: float, how: str) -> str:
     )
 
 
-def _banded(value: float, band: Band) -> str:
+def _banded(value: float, band: Band) -> Status:
     return RED if value >= band.red else AMBER if value >= band.amber else GREEN
 
 
@@ -116,7 +87,7 @@ class _Rules:
     def add(
         self,
         rule: str,
-        status: str,
+        status: Status,
         value: float | None,
         thresholds: Mapping[str, object],
         message: str,

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from riskmon.baseline import (
-    SCORE,
     FrozenBins,
     baseline_table,
     frozen_bins,
@@ -47,17 +46,23 @@ from riskmon.compute import (
 )
 from riskmon.config import ModelConfig, RiskmonConfig, model_fingerprint
 from riskmon.errors import RiskmonError
-from riskmon.evaluate import NOT_EVALUABLE, evaluate, worst
+from riskmon.evaluate import evaluate
 from riskmon.notify import notify_run
 from riskmon.plan import RunPlan, plan_run
-from riskmon.redact import redact
-from riskmon.report import render_index, render_run_report
-from riskmon.store.repository import (
+from riskmon.records import (
+    CURRENT,
+    PERFORMANCE,
+    SCORE,
     AlertRecord,
     BinRecord,
     FigureRecord,
-    MetricStore,
     RunCounts,
+    Status,
+)
+from riskmon.redact import redact
+from riskmon.report import render_index, render_run_report
+from riskmon.store.repository import (
+    MetricStore,
     RunInProgressError,
     StoredBaseline,
     default_owner,
@@ -65,7 +70,6 @@ from riskmon.store.repository import (
 
 log = logging.getLogger(__name__)
 
-CURRENT, PERFORMANCE = "current", "performance"
 #: seconds between two heartbeats of a running run
 HEARTBEAT_SECONDS = 30.0
 
@@ -79,7 +83,7 @@ class RunOutcome:
     status: str  # succeeded | failed | skipped (another process holds the run)
     run_id: int | None = None
     error: str | None = None
-    alert_status: str = NOT_EVALUABLE
+    alert_status: str = Status.NOT_EVALUABLE
     counts: RunCounts | None = None
     figures: tuple[FigureRecord, ...] = ()
     alerts: tuple[AlertRecord, ...] = ()
@@ -338,7 +342,7 @@ def run_model(
     except BaseException:  # interrupted (Ctrl-C, SystemExit): the run is marked, then re-raised
         _record_failure(store, run_id, "interrupted before it finished", owner)
         raise
-    status = worst(a.status for a in alerts)
+    status = Status.worst(a.status for a in alerts)
     log.info("%s as of %s: run %s succeeded, %s", model.name, as_of, run_id, status)
     return RunOutcome(
         model.name,

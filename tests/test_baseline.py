@@ -12,13 +12,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from riskmon.baseline import (
-    SCORE,
-    SCORE_RANKING,
-    baseline_table,
-    freeze,
-    frozen_bins,
-)
+from riskmon.baseline import baseline_table, freeze, frozen_bins
 from riskmon.cli import cli
 from riskmon.collect import Source
 from riskmon.metrics import (
@@ -29,6 +23,7 @@ from riskmon.metrics import (
     roc_auc,
 )
 from riskmon.plan import DateWindow
+from riskmon.records import SCORE, SCORE_RANKING
 from riskmon.store import MetricStore
 
 from .collect.loans import load, loan_frame, model_config

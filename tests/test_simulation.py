@@ -9,7 +9,7 @@ import pytest
 
 from riskmon.config import parse_config
 from riskmon.demo import BookSpec, generate_book, write_book
-from riskmon.evaluate import worst
+from riskmon.records import Status
 from riskmon.run import run_model
 from riskmon.store import MetricStore
 
@@ -74,7 +74,7 @@ def nights(tmp_path_factory: pytest.TempPathFactory) -> Nights:
         outcome = run_model(config, model, day, store=store)
         assert outcome.ok, (day, outcome.error)
         out[day] = {(a.rule, a.variable): a.status for a in outcome.alerts if a.segment == ""}
-        out[day]["overall", ""] = worst(a.status for a in outcome.alerts)
+        out[day]["overall", ""] = Status.worst(a.status for a in outcome.alerts)
         day += dt.timedelta(days=1)
     assert len(store.runs("behaviour_pd")) == 365
     store.engine.dispose()

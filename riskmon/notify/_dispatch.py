@@ -17,12 +17,12 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from riskmon.config import ModelConfig, NotifyChannel, RiskmonConfig
 from riskmon.errors import RiskmonError
-from riskmon.evaluate import AMBER, NOT_EVALUABLE, RED, worst
 from riskmon.notify._delivery import DeliveryAttempt, DeliveryError, bounded_error
 from riskmon.notify._email import build_email, send_email
 from riskmon.notify._message import AlertLine, Notice, webhook_payload
 from riskmon.notify._policy import channel_key, previous_state, should_notify
 from riskmon.notify._webhook import post_json, scrub_url
+from riskmon.records import Status
 from riskmon.redact import redact
 from riskmon.report import report_path as run_report_path
 from riskmon.store.repository import MetricStore, RunRecord
@@ -111,10 +111,13 @@ def _log_outcome(notice: Notice) -> None:
             "%s: run %s failed: %s", where, notice.run_id, bounded_error(notice.error or "")
         )
         return
-    counts = {s: sum(a.status == s for a in notice.alerts) for s in (RED, AMBER, NOT_EVALUABLE)}
+    counts = {
+        s: sum(a.status == s for a in notice.alerts)
+        for s in (Status.RED, Status.AMBER, Status.NOT_EVALUABLE)
+    }
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "none"
     report = f"; report {redact(notice.report_url)}" if notice.report_url else ""
-    level = logging.WARNING if notice.alert_status == RED else logging.INFO
+    level = logging.WARNING if notice.alert_status == Status.RED else logging.INFO
     log.log(
         level,
         "%s: run %s succeeded, %s; %d alerts, not green: %s%s",
@@ -248,7 +251,7 @@ def _stored_notice(config: RiskmonConfig, store: MetricStore, run: RunRecord) ->
         model=run.model,
         as_of=run.as_of,
         status=run.status,
-        alert_status=worst(a.status for a in alerts),
+        alert_status=Status.worst(a.status for a in alerts),
         alerts=alerts,
         run_id=run.id,
         error=run.error,

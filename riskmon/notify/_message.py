@@ -14,14 +14,18 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from riskmon import __version__
-from riskmon.evaluate import AMBER, GREEN, NOT_EVALUABLE, RED, SEVERITY
 from riskmon.notify._delivery import bounded_error
 from riskmon.notify._policy import FAILED
+from riskmon.records import Status
 
 #: at most this many alerts are listed in a message's text (the JSON object holds them all)
 MAX_LISTED_ALERTS = 25
 
-_SLACK_ICON = {RED: ":red_circle:", AMBER: ":large_orange_circle:", GREEN: ":large_green_circle:"}
+_SLACK_ICON = {
+    Status.RED: ":red_circle:",
+    Status.AMBER: ":large_orange_circle:",
+    Status.GREEN: ":large_green_circle:",
+}
 _SLACK_ICON_OTHER = ":white_circle:"
 _SLACK_ICON_FAILED = ":x:"
 
@@ -108,8 +112,8 @@ class Notice:
     def listed(self) -> list[AlertLine]:
         """The alerts that are not green, worst first (RED, AMBER, then NOT_EVALUABLE)."""
         return sorted(
-            (a for a in self.alerts if a.status != GREEN),
-            key=lambda a: SEVERITY.get(a.status, SEVERITY[NOT_EVALUABLE]),
+            (a for a in self.alerts if a.status != Status.GREEN),
+            key=lambda a: Status(a.status).severity,
             reverse=True,
         )
 
@@ -153,7 +157,7 @@ def slack_text(notice: Notice) -> str:
     if notice.status == "failed":
         icon = _SLACK_ICON_FAILED
     else:
-        icon = _SLACK_ICON.get(notice.alert_status, _SLACK_ICON_OTHER)
+        icon = _SLACK_ICON.get(Status(notice.alert_status), _SLACK_ICON_OTHER)
     model = _slack_escape(notice.model)
     lines = [f"{icon} *{model}* as of {notice.as_of.isoformat()}: *{notice.state}*"]
     if notice.late:

@@ -24,7 +24,7 @@ import datetime as dt
 import hashlib
 
 from riskmon.config import NotifyChannel
-from riskmon.evaluate import AMBER, RED, worst
+from riskmon.records import Status
 from riskmon.store.repository import MetricStore
 
 #: the state of a run that failed (an alert status otherwise)
@@ -83,9 +83,9 @@ def should_notify(notify_on: str, *, state: str, previous_state: str | None) -> 
     if notify_on == "always":
         return True
     if notify_on == "amber":
-        return state in (AMBER, RED, FAILED)
+        return state in (Status.AMBER, Status.RED, FAILED)
     if notify_on == "red":
-        return state == RED
+        return state == Status.RED
     if notify_on == "change":
         return state != previous_state
     raise ValueError(f"Expected notify_on in change, amber, red, always, got {notify_on!r}")
@@ -99,4 +99,4 @@ def previous_state(store: MetricStore, model: str, as_of: dt.date) -> str | None
         return FAILED
     if succeeded is None:
         return None
-    return worst(a.status for a in store.alerts(succeeded.id))
+    return Status.worst(a.status for a in store.alerts(succeeded.id))

@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from riskmon.store.repository import BinRecord
+from riskmon.records import BinRecord
 
 #: size of a full chart (SVG user units; the SVG scales to the page width)
 WIDTH, HEIGHT = 640, 260

@@ -22,9 +22,18 @@ from riskmon import __version__
 from riskmon.compute import measured
 from riskmon.config import ModelConfig, Thresholds, model_fingerprint
 from riskmon.errors import RiskmonError
-from riskmon.evaluate import NOT_EVALUABLE, worst
 from riskmon.metrics import Binning, CountTable, woe_table_from_counts
 from riskmon.plan import plan_run
+from riskmon.records import (
+    CURRENT,
+    CURVE,
+    GAINS,
+    PERFORMANCE,
+    SCORE,
+    BinRecord,
+    FigureRecord,
+    Status,
+)
 from riskmon.report.charts import (
     Chart,
     Sparkline,
@@ -37,17 +46,12 @@ from riskmon.report.charts import (
     trend_chart,
 )
 from riskmon.store.repository import (
-    BinRecord,
-    FigureRecord,
     HistoryPoint,
     MetricStore,
     RunRecord,
     StoredAlert,
     StoredBaseline,
 )
-
-CURRENT, PERFORMANCE = "current", "performance"
-SCORE, GAINS, CURVE = "score", "gains", "curve"
 
 
 class NoRunError(RiskmonError):
@@ -1065,7 +1069,7 @@ def run_report_context(
         as_of=run.as_of,
         run_status=run.status,
         error=run.error,
-        overall=worst(a.status for a in alerts) if succeeded else NOT_EVALUABLE,
+        overall=Status.worst(a.status for a in alerts) if succeeded else Status.NOT_EVALUABLE,
         header=header,
         alerts=tuple(AlertRow(a.status, a.rule, a.message, a.variable, a.segment) for a in ordered),
         summary=_summary(figures, by_rule, baseline, history) if succeeded else (),
@@ -1091,9 +1095,9 @@ def index_entry(
     figures = _Figures(store.figures(latest.id) if latest else [])
     alerts = _Alerts(store.alerts(latest.id) if latest else [])
     overall = (
-        worst(a.status for a in alerts.by_key.values())
+        Status.worst(a.status for a in alerts.by_key.values())
         if latest and latest.status == "succeeded"
-        else NOT_EVALUABLE
+        else Status.NOT_EVALUABLE
     )
     return IndexEntry(
         model=model,

@@ -173,6 +173,8 @@ class Run(Base):
     error: Mapped[str | None] = mapped_column(Text)
     riskmon_version: Mapped[str] = mapped_column(String(SHORT))
     config_hash: Mapped[str] = mapped_column(String(64))
+    #: what the run measured, as it planned it: windows and the model's columns (JSON object)
+    plan: Mapped[dict[str, Any] | None] = mapped_column()
 
 
 class Figure(Base):
@@ -222,6 +224,8 @@ class BinStat(Base):
     woe: Mapped[float | None] = mapped_column()
     contribution: Mapped[float | None] = mapped_column()
     smoothed: Mapped[bool] = mapped_column(default=False)
+    #: the per-bin fields a figure family needs beyond the columns above (JSON object)
+    extra: Mapped[dict[str, Any] | None] = mapped_column()
 
 
 class Alert(Base):

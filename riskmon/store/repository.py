@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from riskmon import __version__
 from riskmon.errors import StoreError
+from riskmon.records import AlertRecord, BinRecord, FigureRecord, RunCounts
 from riskmon.redact import mask_url, redact
 from riskmon.store import models as m
 from riskmon.store.engine import store_engine
@@ -37,54 +38,6 @@ class RunInProgressError(StoreError):
 
 class StoreConflict(StoreError):
     """A write broke one of the store's unique constraints (another process wrote first)."""
-
-
-@dataclass(frozen=True)
-class FigureRecord:
-    """One figure to store: a value, or None with the reason it is not available."""
-
-    name: str
-    value: float | None
-    population: str
-    variable: str = ""
-    segment: str = ""
-    reason: str | None = None
-    params: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class BinRecord:
-    """One bin of one variable in a run."""
-
-    variable: str
-    population: str
-    bin_index: int
-    label: str
-    n_total: int
-    total: float
-    segment: str = ""
-    lower: float | None = None
-    upper: float | None = None
-    n_bads: int | None = None
-    bads: float | None = None
-    expected_share: float | None = None
-    actual_share: float | None = None
-    woe: float | None = None
-    contribution: float | None = None
-    smoothed: bool = False
-
-
-@dataclass(frozen=True)
-class AlertRecord:
-    """The outcome of one alert rule."""
-
-    rule: str
-    status: str
-    value: float | None
-    thresholds: dict[str, Any]
-    message: str
-    variable: str = ""
-    segment: str = ""
 
 
 @dataclass(frozen=True)
@@ -197,15 +150,6 @@ class HistoryPoint:
     value: float | None
     reason: str | None
     run_id: int
-
-
-@dataclass(frozen=True)
-class RunCounts:
-    """Row counts of a run's populations."""
-
-    n_current: int
-    n_matured: int
-    n_unmatured: int
 
 
 def default_owner() -> str:
@@ -399,7 +343,9 @@ class MetricStore:
             self._clear_results(session, run_id)
             session.add_all(m.Figure(run_id=run_id, **asdict(f)) for f in figures)
             session.add_all(m.BinStat(run_id=run_id, **asdict(b)) for b in bins)
-            session.add_all(m.Alert(run_id=run_id, **asdict(a)) for a in alerts)
+            session.add_all(
+                m.Alert(run_id=run_id, **(asdict(a) | {"status": str(a.status)})) for a in alerts
+            )
             session.execute(
                 update(m.Run)
                 .where(m.Run.id == run_id)
@@ -687,7 +633,8 @@ class MetricStore:
         columns = [f.name for f in fields(BinRecord)]
         with self._session() as session:
             return [
-                BinRecord(**{c: getattr(b, c) for c in columns}) for b in session.scalars(query)
+                BinRecord(**{c: getattr(b, c) for c in columns} | {"extra": dict(b.extra or {})})
+                for b in session.scalars(query)
             ]
 
     def alerts(self, run_id: int) -> list[StoredAlert]:

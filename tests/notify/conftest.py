@@ -24,10 +24,9 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP as SMTPServer
 from aiosmtpd.smtp import AuthResult, Envelope, LoginPassword, Session
 
-from riskmon.evaluate import worst
+from riskmon.records import AlertRecord, RunCounts, Status
 from riskmon.run import RunOutcome
 from riskmon.store import MetricStore
-from riskmon.store.repository import AlertRecord, RunCounts
 
 #: seconds any socket operation of a test server may take
 SOCKET_TIMEOUT = 5.0
@@ -273,7 +272,7 @@ def stored_run(store: MetricStore) -> Callable[..., RunOutcome]:
             as_of,
             "succeeded",
             run_id=run_id,
-            alert_status=worst(statuses),
+            alert_status=Status.worst(statuses),
             counts=counts,
             alerts=tuple(alerts),
         )

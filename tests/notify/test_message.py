@@ -22,9 +22,9 @@ from riskmon.notify._message import (
     slack_text,
     webhook_payload,
 )
+from riskmon.records import AlertRecord
 from riskmon.run import RunOutcome
 from riskmon.store import MetricStore
-from riskmon.store.repository import AlertRecord
 
 from ..collect.loans import model_config
 from .conftest import MODEL, HookServer

@@ -14,14 +14,11 @@ import math
 import numpy as np
 
 from riskmon.metrics import Binning
+from riskmon.records import AlertRecord, BinRecord, FigureRecord, RunCounts
 from riskmon.store.repository import (
-    AlertRecord,
     BaselineBinRecord,
     BaselineVariableRecord,
-    BinRecord,
-    FigureRecord,
     MetricStore,
-    RunCounts,
     StoredBaseline,
 )
 

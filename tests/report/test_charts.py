@@ -8,6 +8,7 @@ import itertools
 
 import pytest
 
+from riskmon.records import BinRecord
 from riskmon.report import charts
 from riskmon.report.charts import (
     HEIGHT,
@@ -19,7 +20,6 @@ from riskmon.report.charts import (
     sparkline,
     trend_chart,
 )
-from riskmon.store.repository import BinRecord
 
 DAYS = [dt.date(2025, m, 28) for m in range(1, 6)]
 

@@ -9,13 +9,10 @@ import pytest
 from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from riskmon.records import AlertRecord, BinRecord, FigureRecord, RunCounts
 from riskmon.store import MetricStore
 from riskmon.store import models as m
 from riskmon.store.repository import (
-    AlertRecord,
-    BinRecord,
-    FigureRecord,
-    RunCounts,
     RunInProgressError,
     StoreConflict,
 )

@@ -1,0 +1,186 @@
+"""The names and records every layer shares: what a run computes, judges and stores.
+
+This module sits at the bottom of the package (it imports nothing of riskmon's), so that the
+computation (:mod:`riskmon.figures`, :mod:`riskmon.evaluate`) and the metric store both speak
+of the same records without one importing the other.
+
+Conventions, the same in memory, in the store and in reports:
+
+- ``variable`` is :data:`SCORE` for the model's score on its baseline bins, else a
+  characteristic's name (or a table of the score such as :data:`GAINS`, :data:`CURVE`);
+- ``segment`` is :data:`ALL` (``""``) for the whole population, else ``"column=value"``;
+- ``population`` is :data:`CURRENT` (the stability window), :data:`PERFORMANCE` (the matured
+  cohort) or :data:`BASELINE` (the frozen development sample).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+#: the score on its baseline bins (PSI)
+SCORE = "score"
+#: the score on its distinct values or its grid (KS, AUC, Gini, lift)
+SCORE_RANKING = "score_ranking"
+#: the gains table of the score, riskiest group first
+GAINS = "gains"
+#: the score merged into the points of its ROC, KS and CAP curves
+CURVE = "curve"
+
+#: the loans scored in the stability window ending at the as-of date
+CURRENT = "current"
+#: the loans scored one performance window earlier, whose outcome has matured
+PERFORMANCE = "performance"
+#: every loan of the development window (the expected distribution of PSI/CSI)
+BASELINE = "baseline"
+#: the loans of the development window with a label (goods and bads of the baseline)
+DEVELOPMENT = "development"
+#: the segment key of the whole population
+ALL = ""
+
+
+class Status(str, Enum):
+    """The verdict of an alert rule; a run's status is the worst of its alerts'."""
+
+    NOT_EVALUABLE = "NOT_EVALUABLE"
+    GREEN = "GREEN"
+    AMBER = "AMBER"
+    RED = "RED"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def severity(self) -> int:
+        """-1 for NOT_EVALUABLE, then 0 GREEN, 1 AMBER, 2 RED."""
+        return _SEVERITY[self]
+
+    @classmethod
+    def worst(cls, statuses: Iterable[str]) -> Status:
+        """The most severe status (NOT_EVALUABLE only when nothing could be evaluated).
+
+        >>> Status.worst(["GREEN", "AMBER", "NOT_EVALUABLE"])
+        <Status.AMBER: 'AMBER'>
+        >>> Status.worst([])
+        <Status.NOT_EVALUABLE: 'NOT_EVALUABLE'>
+        """
+        return max((cls(s) for s in statuses), key=_SEVERITY.__getitem__, default=cls.NOT_EVALUABLE)
+
+
+_SEVERITY = {Status.NOT_EVALUABLE: -1, Status.GREEN: 0, Status.AMBER: 1, Status.RED: 2}
+
+
+@dataclass(frozen=True)
+class FigureRecord:
+    """One figure: a value, or None with the reason it is not available, and the parameters
+    that produced it."""
+
+    name: str
+    value: float | None
+    population: str
+    variable: str = ""
+    segment: str = ""
+    reason: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BinRecord:
+    """One bin of one variable in a run.
+
+    ``extra`` holds the per-bin fields a figure family needs beyond counts, shares, WOE and
+    contribution (a grade's mean PD, a cell's p-value), so that a new family needs no new
+    column.
+    """
+
+    variable: str
+    population: str
+    bin_index: int
+    label: str
+    n_total: int
+    total: float
+    segment: str = ""
+    lower: float | None = None
+    upper: float | None = None
+    n_bads: int | None = None
+    bads: float | None = None
+    expected_share: float | None = None
+    actual_share: float | None = None
+    woe: float | None = None
+    contribution: float | None = None
+    smoothed: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AlertRecord:
+    """The outcome of one alert rule: its status, the value it judged, the thresholds it
+    used, and a message that says why."""
+
+    rule: str
+    status: Status
+    value: float | None
+    thresholds: dict[str, Any]
+    message: str
+    variable: str = ""
+    segment: str = ""
+
+
+@dataclass(frozen=True)
+class RunCounts:
+    """Row counts of a run's populations."""
+
+    n_current: int
+    n_matured: int
+    n_unmatured: int
+
+
+@dataclass(frozen=True)
+class RunWindows:
+    """The score-date windows a run measured, both ends inclusive, as the run planned them."""
+
+    current: tuple[dt.date, dt.date]
+    performance: tuple[dt.date, dt.date]
+    stability_window: str
+    performance_window: str
+
+
+class Figures(Sequence[FigureRecord]):
+    """A run's figures, looked up by (name, population, variable, segment) in constant time."""
+
+    def __init__(self, records: Iterable[FigureRecord]):
+        self.records = tuple(records)
+        self._index = {(f.name, f.population, f.variable, f.segment): f for f in self.records}
+
+    def get(
+        self, name: str, population: str, variable: str = "", segment: str = ""
+    ) -> FigureRecord | None:
+        return self._index.get((name, population, variable, segment))
+
+    def value(
+        self, name: str, population: str, variable: str = "", segment: str = ""
+    ) -> float | None:
+        figure = self.get(name, population, variable, segment)
+        return None if figure is None else figure.value
+
+    def segments(self) -> list[str]:
+        """Every segment with a figure, the whole population first."""
+        return sorted({f.segment for f in self.records}, key=lambda s: (s != ALL, s))
+
+    def variables(self, name: str) -> list[str]:
+        """The variables figure ``name`` was computed for (whole population), in order."""
+        return list(
+            dict.fromkeys(f.variable for f in self.records if f.name == name and f.segment == ALL)
+        )
+
+    def __getitem__(self, index: int) -> FigureRecord:  # type: ignore[override]
+        return self.records[index]
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __iter__(self) -> Iterator[FigureRecord]:
+        return iter(self.records)
