@@ -37,9 +37,11 @@ from riskmon.collect import (
 )
 from riskmon.collect.binsql import category_text
 from riskmon.collect.source import SourceColumn, required_columns
-from riskmon.compute import iv_figure, ranking_figures
 from riskmon.config import ModelConfig, model_fingerprint
 from riskmon.errors import ConfigError, InvalidDataError
+from riskmon.figures import FrozenBaseline
+from riskmon.figures.discrimination import ranking_figures
+from riskmon.figures.strength import iv_figure
 from riskmon.metrics import Binning, CountTable, fit_binning, score_grid_table
 from riskmon.metrics._binning import numeric_values
 from riskmon.plan import DateWindow
@@ -276,11 +278,7 @@ def frozen_bins(baseline: StoredBaseline) -> FrozenBins:
 
 def baseline_table(baseline: StoredBaseline, variable: str, segment: str = ALL) -> CountTable:
     """A variable's baseline distribution (all loans) as an unlabeled count table."""
-    var = baseline.variables[variable]
-    bins = [b for b in var.bins if b.segment == segment]
-    binning = Binning.from_dict(var.binning)
-    rows = [(b.bin_index, None, b.n_total, b.total) for b in bins]
-    return CountTable.from_rows(rows, binning=binning, labeled=False)
+    return FrozenBaseline(baseline).table(variable, segment)
 
 
 def latest_or_freeze(model: ModelConfig, source: Source, store: MetricStore) -> StoredBaseline:

@@ -20,7 +20,6 @@ from typing import Any
 
 from riskmon.baseline import (
     FrozenBins,
-    baseline_table,
     frozen_bins,
     latest_or_freeze,
     ranking_table,
@@ -35,18 +34,11 @@ from riskmon.collect import (
     Strategy,
     collect,
 )
-from riskmon.compute import (
-    curve_bins,
-    gains,
-    iv_figure,
-    ranking_figures,
-    share_figure,
-    stability_figure,
-    woe_bins,
-)
 from riskmon.config import ModelConfig, RiskmonConfig, model_fingerprint
 from riskmon.errors import RiskmonError
 from riskmon.evaluate import evaluate
+from riskmon.figures import CATALOG, FrozenBaseline
+from riskmon.metrics import CountTable
 from riskmon.notify import notify_run
 from riskmon.plan import RunPlan, plan_run
 from riskmon.records import (
@@ -174,106 +166,38 @@ def _request(model: ModelConfig, plan: RunPlan, bins: FrozenBins) -> CollectRequ
     )
 
 
+@dataclass(frozen=True)
+class _CollectedRun:
+    """The count tables of one collect pass as the figure families read them."""
+
+    model: ModelConfig
+    collected: CollectedTables
+    bins: FrozenBins
+    baseline: FrozenBaseline
+
+    def segments(self) -> list[str]:
+        return self.collected.segments()
+
+    def rows(self, population: str, segment: str = ALL) -> tuple[int, int] | None:
+        counts = self.collected.counts.get((population, segment))
+        return None if counts is None else (counts.n_rows, counts.n_unlabeled)
+
+    def has(self, population: str, variable: str, segment: str = ALL) -> bool:
+        return (population, variable, segment) in self.collected.tables
+
+    def table(self, population: str, variable: str, segment: str = ALL) -> CountTable:
+        return self.collected.table(population, variable, segment)
+
+    def ranking(self, population: str, segment: str = ALL) -> tuple[CountTable, CountTable | None]:
+        return ranking_table(self.collected, self.bins, population, segment)
+
+
 def compute_run(
     model: ModelConfig, collected: CollectedTables, baseline: StoredBaseline
 ) -> tuple[list[FigureRecord], list[BinRecord]]:
     """Every figure and bin of a run from its count tables and its baseline."""
-    bins = frozen_bins(baseline)
-    out = _Results()
-    for segment in collected.segments():
-        counts = collected.counts.get((CURRENT, segment))
-        if counts is not None:
-            out.figures.append(
-                FigureRecord("n_rows", float(counts.n_rows), CURRENT, segment=segment)
-            )
-        if (CURRENT, SCORE, segment) in collected.tables:
-            if _has_baseline(baseline, segment):
-                figure, score_bins = stability_figure(
-                    baseline_table(baseline, SCORE, segment),
-                    collected.table(CURRENT, SCORE, segment),
-                    name="psi",
-                    variable=SCORE,
-                    segment=segment,
-                )
-                out.figures.append(figure)
-                out.bins += score_bins
-            else:  # a segment value the development sample never had
-                out.figures.append(
-                    FigureRecord(
-                        "psi",
-                        None,
-                        CURRENT,
-                        variable=SCORE,
-                        segment=segment,
-                        reason=f"segment {segment} is not in baseline version {baseline.version}",
-                    )
-                )
-        cohort = collected.counts.get((PERFORMANCE, segment))
-        if cohort is None:
-            continue
-        unmatured = cohort.n_unlabeled / cohort.n_rows if cohort.n_rows else None
-        out.figures.append(
-            FigureRecord(
-                "unmatured_share",
-                unmatured,
-                PERFORMANCE,
-                segment=segment,
-                reason=None if cohort.n_rows else "no loans in the performance window",
-                params={"n_unmatured": cohort.n_unlabeled, "n_scored": cohort.n_rows},
-            )
-        )
-        scores, grid = ranking_table(collected, bins, PERFORMANCE, segment)
-        out.figures += ranking_figures(
-            scores,
-            higher_is_riskier=model.higher_is_riskier,
-            population=PERFORMANCE,
-            segment=segment,
-            grid=grid,
-        )
-        gain_figures, gain_bins = gains(
-            scores, higher_is_riskier=model.higher_is_riskier, segment=segment
-        )
-        out.figures += gain_figures
-        out.bins += gain_bins
-        if segment == ALL:
-            out.bins += curve_bins(scores, higher_is_riskier=model.higher_is_riskier)
-    for characteristic in model.characteristics:
-        name = characteristic.name
-        current = collected.table(CURRENT, name)
-        binning = current.binning
-        assert binning is not None
-        figure, char_bins = stability_figure(
-            baseline_table(baseline, name), current, name="csi", variable=name
-        )
-        out.figures.append(figure)
-        out.bins += char_bins
-        out.figures.append(
-            share_figure(
-                current,
-                binning.missing_index,
-                name="missing_rate",
-                variable=name,
-                population=CURRENT,
-            )
-        )
-        if binning.unseen_index is not None:
-            out.figures.append(
-                share_figure(
-                    current,
-                    binning.unseen_index,
-                    name="unseen_rate",
-                    variable=name,
-                    population=CURRENT,
-                )
-            )
-        labeled = collected.table(PERFORMANCE, name)
-        out.figures.append(iv_figure(labeled, variable=name, population=PERFORMANCE))
-        out.bins += woe_bins(labeled, variable=name)
-    return out.figures, out.bins
-
-
-def _has_baseline(baseline: StoredBaseline, segment: str) -> bool:
-    return any(b.segment == segment for b in baseline.variables[SCORE].bins)
+    tables = _CollectedRun(model, collected, frozen_bins(baseline), FrozenBaseline(baseline))
+    return CATALOG.compute(tables)
 
 
 def run_model(
@@ -318,7 +242,11 @@ def run_model(
             )
             previous = store.latest_run(model.name, before=as_of)
             alerts = evaluate(
-                model, figures, baseline, previous=previous, n_current=counts.n_current
+                model,
+                figures,
+                FrozenBaseline(baseline),
+                previous_n_current=previous.n_current if previous is not None else None,
+                n_current=counts.n_current,
             )
             store.complete_run(
                 run_id,

@@ -55,6 +55,7 @@ from riskmon.metrics._discrimination import (
     roc_auc,
     roc_auc_from_counts,
 )
+from riskmon.metrics._divergence import DEFAULT_SMOOTHING
 from riskmon.metrics._grid import grid_auc_error_bound, grid_ks_error_bound, score_grid_table
 from riskmon.metrics._lift import (
     lift_table,
@@ -87,6 +88,7 @@ from riskmon.metrics._woe import (
 )
 
 __all__ = [
+    "DEFAULT_SMOOTHING",
     "MISSING_LABEL",
     "UNSEEN_LABEL",
     "AUCResult",

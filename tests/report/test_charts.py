@@ -9,8 +9,8 @@ import itertools
 import pytest
 
 from riskmon.records import BinRecord
-from riskmon.report import charts
-from riskmon.report.charts import (
+from riskmon import charts
+from riskmon.charts import (
     HEIGHT,
     MARGIN_BOTTOM,
     MARGIN_TOP,

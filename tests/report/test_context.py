@@ -11,7 +11,7 @@ import dataclasses
 import pytest
 
 from riskmon.report import context as c
-from riskmon.report.charts import Chart, Sparkline
+from riskmon.charts import Chart, Sparkline
 
 PINNED: dict[type, list[str]] = {
     c.RunReportContext: [

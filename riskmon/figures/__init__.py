@@ -1,0 +1,144 @@
+"""The catalog of figure families: every figure riskmon computes, judges, reports and lists.
+
+Each family lives in one module of this package and is declared once, as a
+:class:`Family`: its figures, how it turns count tables into records, its alert rules, its
+report sections and summary lines, its ``riskmon history`` columns and the parameters the
+report's appendix shows. The run, the evaluator, the report and the CLI iterate
+:data:`CATALOG`; none of them names a figure. A figure (name and population) or a rule
+declared twice fails at import.
+
+To add a family: write its module beside these, add it to ``_FAMILIES`` below, give it a
+template partial in ``templates/``, and test it (docs/ARCHITECTURE.md walks through it).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from riskmon.figures import discrimination, gains, quality, stability, strength
+from riskmon.figures._baseline import FrozenBaseline
+from riskmon.figures._family import (
+    Alerts,
+    BaselineView,
+    Bins,
+    Family,
+    FigureSpec,
+    Headline,
+    History,
+    HistoryColumn,
+    Judge,
+    Parameter,
+    Rule,
+    RunTables,
+    RunView,
+    Section,
+    measured,
+)
+from riskmon.records import BinRecord, FigureRecord
+
+
+class CatalogError(Exception):
+    """Two families declare the same figure or rule."""
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Every family, in the order their rules run and their figures are computed."""
+
+    families: tuple[Family, ...]
+
+    def __post_init__(self) -> None:
+        figures = Counter((f.name, f.population) for fam in self.families for f in fam.figures)
+        rules = Counter(r.name for fam in self.families for r in fam.rules)
+        sections = Counter(s.name for fam in self.families for s in fam.sections)
+        twice = [f"figure {n!r} ({p})" for (n, p), k in figures.items() if k > 1]
+        twice += [f"rule {n!r}" for n, k in rules.items() if k > 1]
+        twice += [f"report section {n!r}" for n, k in sections.items() if k > 1]
+        if twice:
+            raise CatalogError(f"declared by more than one figure family: {', '.join(twice)}")
+
+    def compute(self, tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
+        """Every figure and bin of a run, family by family."""
+        figures: list[FigureRecord] = []
+        bins: list[BinRecord] = []
+        for family in self.families:
+            found, rows = family.compute(tables)
+            figures += found
+            bins += rows
+        return figures, bins
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        return tuple(r for family in self.families for r in family.rules)
+
+    def rule(self, name: str) -> Rule | None:
+        return next((r for r in self.rules if r.name == name), None)
+
+    @property
+    def sections(self) -> tuple[Section, ...]:
+        return tuple(sorted((s for f in self.families for s in f.sections), key=_order))
+
+    @property
+    def headlines(self) -> tuple[Headline, ...]:
+        return tuple(sorted((h for f in self.families for h in f.headlines), key=_order))
+
+    @property
+    def history(self) -> tuple[HistoryColumn, ...]:
+        return tuple(sorted((c for f in self.families for c in f.history), key=_order))
+
+    @property
+    def parameters(self) -> tuple[Parameter, ...]:
+        return tuple(sorted((p for f in self.families for p in f.parameters), key=_order))
+
+    def default_population(self, figure: str, otherwise: str) -> str:
+        """The population ``riskmon history --figure`` reads ``figure`` from by default."""
+        for family in self.families:
+            if figure in family.default_population:
+                return family.default_population[figure]
+        return otherwise
+
+    def figure_names(self) -> list[str]:
+        return list(dict.fromkeys(f.name for fam in self.families for f in fam.figures))
+
+    def __iter__(self) -> Iterator[Family]:
+        return iter(self.families)
+
+
+def _order(item: Section | Headline | HistoryColumn | Parameter) -> int:
+    return item.order
+
+
+_FAMILIES = (
+    discrimination.FAMILY,
+    stability.FAMILY,
+    gains.FAMILY,
+    strength.FAMILY,
+    quality.FAMILY,
+)
+
+#: every figure family riskmon knows
+CATALOG = Catalog(_FAMILIES)
+
+__all__ = [
+    "CATALOG",
+    "Alerts",
+    "BaselineView",
+    "Bins",
+    "Catalog",
+    "CatalogError",
+    "Family",
+    "FigureSpec",
+    "FrozenBaseline",
+    "Headline",
+    "History",
+    "HistoryColumn",
+    "Judge",
+    "Parameter",
+    "Rule",
+    "RunTables",
+    "RunView",
+    "Section",
+    "measured",
+]

@@ -1,0 +1,90 @@
+"""A frozen baseline as count tables: the :class:`~riskmon.figures.BaselineView` of a stored
+baseline version (its frozen binnings, bins and headline figures)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from riskmon.metrics import Binning, CountTable
+from riskmon.records import ALL, SCORE, FigureRecord
+
+
+class _Bin(Protocol):
+    @property
+    def bin_index(self) -> int: ...
+    @property
+    def segment(self) -> str: ...
+    @property
+    def n_total(self) -> int: ...
+    @property
+    def total(self) -> float: ...
+    @property
+    def n_goods(self) -> int | None: ...
+    @property
+    def goods(self) -> float | None: ...
+    @property
+    def n_bads(self) -> int | None: ...
+    @property
+    def bads(self) -> float | None: ...
+
+
+class _Variable(Protocol):
+    @property
+    def binning(self) -> dict[str, Any]: ...
+    @property
+    def bins(self) -> Sequence[_Bin]: ...
+
+
+class _Stored(Protocol):
+    @property
+    def version(self) -> int: ...
+    @property
+    def variables(self) -> Mapping[str, _Variable]: ...
+
+    def figure(self, name: str, variable: str = "", segment: str = "") -> FigureRecord | None: ...
+
+
+class FrozenBaseline:
+    """The distributions and figures of a stored baseline version, as figures read them."""
+
+    def __init__(self, stored: _Stored):
+        self.stored = stored
+
+    @property
+    def version(self) -> int:
+        return self.stored.version
+
+    def figure(self, name: str, variable: str = "", segment: str = "") -> FigureRecord | None:
+        return self.stored.figure(name, variable, segment)
+
+    def has_segment(self, segment: str) -> bool:
+        return any(b.segment == segment for b in self.stored.variables[SCORE].bins)
+
+    def _bins(self, variable: str, segment: str) -> tuple[Binning, list[_Bin]]:
+        var = self.stored.variables[variable]
+        return Binning.from_dict(var.binning), [b for b in var.bins if b.segment == segment]
+
+    def table(self, variable: str, segment: str = ALL) -> CountTable:
+        """A variable's baseline distribution (all loans) as an unlabeled count table."""
+        binning, bins = self._bins(variable, segment)
+        rows = [(b.bin_index, None, b.n_total, b.total) for b in bins]
+        return CountTable.from_rows(rows, binning=binning, labeled=False)
+
+    def labeled_table(self, variable: str, segment: str = ALL) -> CountTable:
+        """A variable's goods and bads among the baseline's labeled loans."""
+        binning, bins = self._bins(variable, segment)
+        rows: list[tuple[int, int, int, float]] = []
+        for b in bins:
+            rows.append((b.bin_index, 0, b.n_goods or 0, b.goods or 0.0))
+            rows.append((b.bin_index, 1, b.n_bads or 0, b.bads or 0.0))
+        return CountTable.from_rows(rows, binning=binning)
+
+    def missing_rate(self, variable: str) -> float | None:
+        """The share of the baseline's loans (whole population) in the missing bin."""
+        if variable not in self.stored.variables:
+            return None
+        binning, bins = self._bins(variable, ALL)
+        total = sum(b.total for b in bins)
+        missing = sum(b.total for b in bins if b.bin_index == binning.missing_index)
+        return missing / total if total > 0 else None

@@ -1,0 +1,127 @@
+"""The judgement shared by the drop rules (AUC, Gini, IV): how far a figure fell from the
+baseline's, relative to it, with the score grid's error and the confidence interval in view."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from riskmon.config import Drop
+from riskmon.figures._family import Judge, fmt, where
+from riskmon.records import PERFORMANCE, Status
+
+_NAMES = {"auc": "AUC", "gini": "Gini", "iv": "IV"}
+
+
+def dropped(change: float, levels: Drop) -> Status:
+    return (
+        Status.RED
+        if change >= levels.red
+        else Status.AMBER
+        if change >= levels.amber
+        else Status.GREEN
+    )
+
+
+def grid_reason(label: str, value: float, how: str) -> str:
+    return (
+        f"{label} {fmt(value)} was ranked on the baseline's score grid and may be {how} "
+        f"(scores outside the baseline's range share its end cells), enough to change the "
+        f"verdict: not judged. Re-freeze the baseline, or raise bins.max_distinct_scores"
+    )
+
+
+def drop_levels_of(levels: Drop) -> dict[str, Any]:
+    return {"amber": levels.amber, "red": levels.red}
+
+
+def grid_spread(judge: Judge, name: str, population: str, segment: str) -> float:
+    """How far the score grid can have moved an AUC (or Gini, twice as far); 0 if exact."""
+    if name not in ("auc", "gini"):
+        return 0.0
+    auc = judge.figures.get("auc", population, segment=segment)
+    bound = auc.params.get("auc_error_bound") if auc is not None else None
+    return 0.0 if bound is None else float(bound) * (2.0 if name == "gini" else 1.0)
+
+
+def judge_drop(
+    judge: Judge,
+    rule: str,
+    name: str,
+    levels: Drop,
+    *,
+    variable: str = "",
+    segment: str = "",
+) -> None:
+    """Judge the relative drop ``(base − now) / base`` of figure ``name`` (of the cohort)."""
+    population = PERFORMANCE
+    t = judge.thresholds
+    thresholds: dict[str, Any] = {"amber": levels.amber, "red": levels.red, "min_bads": t.min_bads}
+    label = f"{_NAMES[name]}{where(variable, segment)}"
+    few = judge.too_few_bads(segment)
+    now = judge.figures.get(name, population, variable, segment)
+    base = judge.baseline.figure(name, variable, segment)
+    if few or now is None or now.value is None:
+        reason = few or (now.reason if now else None) or f"{label} not available"
+        judge.add(rule, Status.NOT_EVALUABLE, None, thresholds, reason, variable, segment)
+        return
+    if base is None or base.value is None or base.value <= 0:
+        judge.add(
+            rule,
+            Status.NOT_EVALUABLE,
+            None,
+            thresholds,
+            f"baseline {label} not available or not positive",
+            variable,
+            segment,
+        )
+        return
+    if name == "iv" and base.value < t.min_baseline_iv:
+        thresholds["min_baseline_iv"] = t.min_baseline_iv
+        judge.add(
+            rule,
+            Status.NOT_EVALUABLE,
+            None,
+            thresholds,
+            f"baseline {label} {fmt(base.value)} is below {t.min_baseline_iv:g} "
+            f"(useless): a drop from it means nothing",
+            variable,
+            segment,
+        )
+        return
+    change = (base.value - now.value) / base.value
+    status = dropped(change, levels)
+    spread = grid_spread(judge, name, population, segment)
+    if spread:
+        extremes = {
+            dropped((base.value - v) / base.value, levels)
+            for v in (now.value - spread, now.value + spread)
+        }
+        if len(extremes | {status}) > 1:
+            judge.add(
+                rule,
+                Status.NOT_EVALUABLE,
+                change,
+                thresholds | {"grid_error_bound": spread},
+                grid_reason(label, now.value, f"off by up to {spread:.4f}"),
+                variable,
+                segment,
+            )
+            return
+    thresholds |= {"baseline": base.value, "current": now.value}
+    low, high = now.params.get("ci_low"), now.params.get("ci_high")
+    noise = ""
+    if low is not None and high is not None:
+        within = bool(low <= base.value <= high)
+        thresholds["baseline_within_ci"] = within
+        if within and status != Status.GREEN:
+            level = now.params.get("confidence_level", 0.95)
+            noise = f" (the baseline lies within the current {level:.0%} confidence interval)"
+            if t.significant_drops_only:
+                status = Status.GREEN
+                noise = f" (not significant: the baseline lies within the current {level:.0%} "
+                noise += "confidence interval)"
+    message = (
+        f"{label} {fmt(now.value)} vs baseline {fmt(base.value)}: "
+        f"{abs(change):.1%} {'lower' if change >= 0 else 'higher'}{noise}"
+    )
+    judge.add(rule, status, change, thresholds, message, variable, segment)

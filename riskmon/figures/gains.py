@@ -1,0 +1,178 @@
+"""Gains: the cohort by score decile, riskiest first — bad rate, capture, lift, KS per group.
+
+Figures (performance cohort, per segment): ``top_decile_lift`` (the riskiest group's bad rate
+over the cohort's) and ``lift_order_breaks`` (how often a safer group has a higher bad rate);
+the table itself as ``gains`` bins. No alert rule: the discrimination rules judge the ranking.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from riskmon.figures._family import (
+    Family,
+    FigureSpec,
+    Headline,
+    Parameter,
+    RunTables,
+    RunView,
+    Section,
+    finite,
+    measured,
+    ratio,
+)
+from riskmon.metrics import CountTable, lift_table_from_counts
+from riskmon.records import GAINS, PERFORMANCE, BinRecord, FigureRecord
+
+#: quantile groups of the gains table
+GAIN_GROUPS = 10
+
+
+def gains(
+    scores: CountTable, *, higher_is_riskier: bool, segment: str = ""
+) -> tuple[list[FigureRecord], list[BinRecord]]:
+    """The gains (lift) table by score decile, riskiest first, and its order breaks."""
+    frame, reason = measured(
+        lambda: lift_table_from_counts(
+            scores, n_groups=GAIN_GROUPS, higher_is_riskier=higher_is_riskier
+        )
+    )
+    if frame is None or frame.empty:
+        reason = reason or "no loans in the performance cohort"
+        return [
+            FigureRecord(name, None, PERFORMANCE, segment=segment, reason=reason)
+            for name in ("lift_order_breaks", "top_decile_lift")
+        ], []
+    records = [
+        BinRecord(
+            variable=GAINS,
+            population=PERFORMANCE,
+            bin_index=i,
+            label=str(int(row["group"])),
+            n_total=int(row["n_rows"]),
+            total=float(row["count"]),
+            segment=segment,
+            lower=finite(float(row["score_min"])),
+            upper=finite(float(row["score_max"])),
+            bads=float(row["bads"]),
+        )
+        for i, (_, row) in enumerate(frame.iterrows())
+    ]
+    params = {"n_groups": GAIN_GROUPS}
+    breaks = FigureRecord(
+        "lift_order_breaks",
+        float(frame.attrs["order_breaks"]),
+        PERFORMANCE,
+        segment=segment,
+        params=params,
+    )
+    top = FigureRecord(
+        "top_decile_lift",
+        finite(float(frame["lift"].iloc[0])),
+        PERFORMANCE,
+        segment=segment,
+        params=dict(params),
+    )
+    return [breaks, top], records
+
+
+def compute(tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
+    figures: list[FigureRecord] = []
+    bins: list[BinRecord] = []
+    for segment in tables.segments():
+        if tables.rows(PERFORMANCE, segment) is None:
+            continue
+        scores, _ = tables.ranking(PERFORMANCE, segment)
+        found, rows = gains(
+            scores, higher_is_riskier=tables.model.higher_is_riskier, segment=segment
+        )
+        figures += found
+        bins += rows
+    return figures, bins
+
+
+@dataclass(frozen=True)
+class GainsRow:
+    """Section 6: one score decile, riskiest first."""
+
+    group: str
+    lower: float | None
+    upper: float | None
+    n_total: int
+    share: float
+    bads: float
+    bad_rate: float | None
+    cum_share: float
+    cum_bads: float
+    cum_bad_rate: float | None
+    lift: float | None
+    cum_lift: float | None
+    ks: float | None
+
+
+def section(run: RunView) -> tuple[GainsRow, ...]:
+    groups = run.bins.get(PERFORMANCE, GAINS)
+    total = sum(b.total for b in groups)
+    bads = sum(b.bads or 0.0 for b in groups)
+    goods = total - bads
+    overall = ratio(bads, total)
+    rows = []
+    cum_total = cum_bads = 0.0
+    for b in groups:
+        b_bads = b.bads or 0.0
+        cum_total += b.total
+        cum_bads += b_bads
+        rate = ratio(b_bads, b.total)
+        cum_rate = ratio(cum_bads, cum_total)
+        rows.append(
+            GainsRow(
+                group=b.label,
+                lower=b.lower,
+                upper=b.upper,
+                n_total=b.n_total,
+                share=b.total / total if total > 0 else 0.0,
+                bads=b_bads,
+                bad_rate=rate,
+                cum_share=cum_total / total if total > 0 else 0.0,
+                cum_bads=cum_bads / bads if bads > 0 else 0.0,
+                cum_bad_rate=cum_rate,
+                lift=rate / overall if rate is not None and overall else None,
+                cum_lift=cum_rate / overall if cum_rate is not None and overall else None,
+                ks=abs(cum_bads / bads - (cum_total - cum_bads) / goods)
+                if bads > 0 and goods > 0
+                else None,
+            )
+        )
+    return tuple(rows)
+
+
+FAMILY = Family(
+    name="gains",
+    figures=(
+        FigureSpec("top_decile_lift", PERFORMANCE, "segment", "lift of the riskiest decile"),
+        FigureSpec("lift_order_breaks", PERFORMANCE, "segment", "decile bad-rate order breaks"),
+    ),
+    compute=compute,
+    sections=(Section("gains", 40, section, empty=()),),
+    headlines=(
+        Headline(
+            70,
+            "top_decile_lift",
+            "Lift of the riskiest decile",
+            "top_decile_lift",
+            PERFORMANCE,
+            format="ratio",
+            with_baseline=False,
+        ),
+        Headline(
+            80,
+            "lift_order_breaks",
+            "Decile bad-rate order breaks",
+            "lift_order_breaks",
+            PERFORMANCE,
+            format="count",
+            with_baseline=False,
+        ),
+    ),
+    parameters=(Parameter(100, "top_decile_lift", "n_groups", "gains table groups"),),
+)

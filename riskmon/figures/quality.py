@@ -1,0 +1,269 @@
+"""Data quality: how many loans came, how many are unmatured, how many values are missing or
+were never seen in the baseline.
+
+Figures: ``n_rows`` of the current population and ``unmatured_share`` of the cohort (per
+segment); ``missing_rate`` and ``unseen_rate`` of every characteristic (current population).
+
+Rules: ``volume_change`` (``|now / previous run − 1|`` of the current population's size,
+``thresholds.volume_change``) and ``missing_rate_change`` (``|now − baseline|`` of a
+characteristic's missing rate in rate points, ``thresholds.missing_rate_change``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from riskmon.figures._family import (
+    Family,
+    FigureSpec,
+    Headline,
+    HistoryColumn,
+    Judge,
+    Rule,
+    RunTables,
+    RunView,
+    Section,
+    banded,
+    characteristics,
+)
+from riskmon.metrics import CountTable
+from riskmon.records import CURRENT, PERFORMANCE, BinRecord, FigureRecord, Status
+
+
+def share_figure(
+    table: CountTable,
+    index: int | None,
+    *,
+    name: str,
+    variable: str,
+    population: str,
+    segment: str = "",
+) -> FigureRecord:
+    """The weighted share of one bin (the missing bin, the unseen bin) of a table."""
+    total = float(table.total.sum())
+    if index is None or total <= 0:
+        return FigureRecord(
+            name,
+            None,
+            population,
+            variable=variable,
+            segment=segment,
+            reason="no loans" if total <= 0 else "no such bin",
+        )
+    return FigureRecord(
+        name, float(table.total[index]) / total, population, variable=variable, segment=segment
+    )
+
+
+def compute(tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
+    figures: list[FigureRecord] = []
+    for segment in tables.segments():
+        current = tables.rows(CURRENT, segment)
+        if current is not None:
+            figures.append(FigureRecord("n_rows", float(current[0]), CURRENT, segment=segment))
+        cohort = tables.rows(PERFORMANCE, segment)
+        if cohort is None:
+            continue
+        n_rows, n_unlabeled = cohort
+        figures.append(
+            FigureRecord(
+                "unmatured_share",
+                n_unlabeled / n_rows if n_rows else None,
+                PERFORMANCE,
+                segment=segment,
+                reason=None if n_rows else "no loans in the performance window",
+                params={"n_unmatured": n_unlabeled, "n_scored": n_rows},
+            )
+        )
+    for name in characteristics(tables.model):
+        current_table = tables.table(CURRENT, name)
+        binning = current_table.binning
+        assert binning is not None
+        figures.append(
+            share_figure(
+                current_table,
+                binning.missing_index,
+                name="missing_rate",
+                variable=name,
+                population=CURRENT,
+            )
+        )
+        if binning.unseen_index is not None:
+            figures.append(
+                share_figure(
+                    current_table,
+                    binning.unseen_index,
+                    name="unseen_rate",
+                    variable=name,
+                    population=CURRENT,
+                )
+            )
+    return figures, []
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def _judge_volume(judge: Judge, _: str) -> None:
+    band = judge.thresholds.volume_change
+    thresholds = {"amber": band.amber, "red": band.red}
+    previous = judge.previous_n_current
+    if not previous:
+        judge.add(
+            "volume_change",
+            Status.NOT_EVALUABLE,
+            None,
+            thresholds,
+            "no earlier run with loans to compare the volume with",
+        )
+        return
+    change = judge.n_current / previous - 1
+    thresholds |= {"previous": previous, "current": judge.n_current}
+    judge.add(
+        "volume_change",
+        banded(abs(change), band.amber, band.red),
+        change,
+        thresholds,
+        f"{judge.n_current} loans vs {previous} in the previous run ({change:+.1%})",
+    )
+
+
+def _judge_missing(judge: Judge, variable: str) -> None:
+    band = judge.thresholds.missing_rate_change
+    thresholds: dict[str, object] = {"amber": band.amber, "red": band.red}
+    now = judge.figures.get("missing_rate", CURRENT, variable)
+    base = judge.baseline.missing_rate(variable)
+    if now is None or now.value is None or base is None:
+        judge.add(
+            "missing_rate_change",
+            Status.NOT_EVALUABLE,
+            None,
+            thresholds,
+            f"missing rate of {variable} not available",
+            variable,
+        )
+        return
+    change = now.value - base
+    thresholds |= {"baseline": base, "current": now.value}
+    judge.add(
+        "missing_rate_change",
+        banded(abs(change), band.amber, band.red),
+        change,
+        thresholds,
+        f"missing rate of {variable} {now.value:.2%} vs baseline {base:.2%}",
+        variable,
+    )
+
+
+def _describe_change(levels: Mapping[str, Any]) -> str:
+    return f"change: amber ≥ {levels.get('amber', 0):.0%}, red ≥ {levels.get('red', 0):.0%}"
+
+
+def _describe_points(levels: Mapping[str, Any]) -> str:
+    amber, red = levels.get("amber", 0) * 100, levels.get("red", 0) * 100
+    return f"change: amber ≥ {amber:g}, red ≥ {red:g} points"
+
+
+# --------------------------------------------------------------------------- report
+
+
+@dataclass(frozen=True)
+class QualityRow:
+    """Section 9: one characteristic's missing and unseen values."""
+
+    name: str
+    missing_rate: float | None
+    base_missing_rate: float | None
+    change: float | None
+    status: str | None
+    unseen_rate: float | None
+
+
+@dataclass(frozen=True)
+class DataQuality:
+    rows: tuple[QualityRow, ...]
+    unmatured_share: float | None
+    n_unmatured: int | None
+    n_scored: int | None
+
+
+def section(run: RunView) -> DataQuality:
+    figures = run.figures
+    rows = []
+    for name in figures.variables("missing_rate"):
+        now = figures.value("missing_rate", CURRENT, name)
+        base = run.baseline.missing_rate(name) if run.baseline is not None else None
+        rows.append(
+            QualityRow(
+                name=name,
+                missing_rate=now,
+                base_missing_rate=base,
+                change=now - base if now is not None and base is not None else None,
+                status=run.alerts.status("missing_rate_change", name),
+                unseen_rate=figures.value("unseen_rate", CURRENT, name),
+            )
+        )
+    unmatured = figures.get("unmatured_share", PERFORMANCE)
+    params = unmatured.params if unmatured else {}
+    return DataQuality(
+        rows=tuple(rows),
+        unmatured_share=unmatured.value if unmatured else None,
+        n_unmatured=params.get("n_unmatured"),
+        n_scored=params.get("n_scored"),
+    )
+
+
+FAMILY = Family(
+    name="quality",
+    figures=(
+        FigureSpec("n_rows", CURRENT, "segment", "loans in the current population"),
+        FigureSpec("unmatured_share", PERFORMANCE, "segment", "unmatured share of the cohort"),
+        FigureSpec("missing_rate", CURRENT, "variable", "missing rate of a characteristic"),
+        FigureSpec("unseen_rate", CURRENT, "variable", "share of categories unseen at baseline"),
+    ),
+    compute=compute,
+    rules=(
+        Rule(
+            "volume_change",
+            "run",
+            "number of loans vs previous run",
+            lambda t: {"amber": t.volume_change.amber, "red": t.volume_change.red},
+            _describe_change,
+            _judge_volume,
+        ),
+        Rule(
+            "missing_rate_change",
+            "variable",
+            "missing rate vs baseline",
+            lambda t: {"amber": t.missing_rate_change.amber, "red": t.missing_rate_change.red},
+            _describe_points,
+            _judge_missing,
+        ),
+    ),
+    sections=(Section("quality", 70, section),),
+    headlines=(
+        Headline(
+            90,
+            "n_current",
+            "Loans in the current population",
+            "n_rows",
+            CURRENT,
+            format="count",
+            rule="volume_change",
+            with_baseline=False,
+        ),
+        Headline(
+            100,
+            "unmatured_share",
+            "Unmatured share of the cohort",
+            "unmatured_share",
+            PERFORMANCE,
+            format="percent",
+            with_baseline=False,
+        ),
+    ),
+    history=(HistoryColumn(10, "n_rows", "", CURRENT),),
+    default_population={"missing_rate": CURRENT, "unseen_rate": CURRENT},
+)

@@ -1,0 +1,89 @@
+"""The report's summary (each family's headline figures against the baseline and the previous
+run), the segments table and the appendix of parameters."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from riskmon import __version__
+from riskmon.charts import sparkline
+from riskmon.figures import CATALOG, Alerts, RunView
+from riskmon.records import CURRENT, PERFORMANCE, SCORE, FigureRecord, Figures
+from riskmon.report.pages import Appendix, Parameter, SegmentRow, SummaryRow
+from riskmon.store.repository import RunRecord, StoredBaseline
+
+
+def summary(run: RunView) -> tuple[SummaryRow, ...]:
+    """One row per headline of the catalog, in its order."""
+    rows = []
+    for headline in CATALOG.headlines:
+        label, variable = headline.label, headline.variable
+        if headline.choose is not None:
+            chosen = headline.choose(run.figures)
+            if chosen is None:
+                continue
+            label, variable = chosen
+        figure = run.figures.get(headline.figure, headline.population, variable)
+        series, previous = run.history.series(headline.figure, headline.population, variable)
+        rule = CATALOG.rule(headline.rule) if headline.rule else None
+        alert = run.alerts.get(rule.name, variable) if rule else None
+        base = run.base(headline.figure) if headline.with_baseline else None
+        rows.append(
+            SummaryRow(
+                key=headline.key,
+                label=label,
+                value=figure.value if figure else None,
+                reason=(figure.reason if figure else "not computed in this run"),
+                baseline=base.value if base else None,
+                previous=previous,
+                format=headline.format,
+                band=rule.describe(alert.thresholds) if rule and alert else "",
+                status=alert.status if alert else None,
+                flag=headline.flag(run.alerts) if headline.flag else None,
+                trend=sparkline(series, digits=0 if headline.format == "count" else 3),
+            )
+        )
+    return tuple(rows)
+
+
+def segments(figures: Figures, alerts: Alerts) -> tuple[SegmentRow, ...]:
+    return tuple(
+        SegmentRow(
+            segment=s,
+            n_current=figures.value("n_rows", CURRENT, segment=s),
+            psi=figures.value("psi", CURRENT, SCORE, s),
+            psi_status=alerts.status("psi", SCORE, s),
+            n_matured=figures.value("n_rows", PERFORMANCE, segment=s),
+            bad_rate=figures.value("bad_rate", PERFORMANCE, segment=s),
+            ks=figures.value("ks", PERFORMANCE, segment=s),
+            ks_status=alerts.status("ks_band", segment=s),
+            auc=figures.value("auc", PERFORMANCE, segment=s),
+            auc_status=alerts.status("auc_drop", segment=s),
+            gini=figures.value("gini", PERFORMANCE, segment=s),
+            unmatured_share=figures.value("unmatured_share", PERFORMANCE, segment=s),
+        )
+        for s in figures.segments()
+        if s
+    )
+
+
+def appendix(
+    run: RunRecord, figures: Sequence[FigureRecord], baseline: StoredBaseline | None
+) -> Appendix:
+    found: dict[str, set[str]] = {}
+    for parameter in CATALOG.parameters:
+        name, param, label = parameter.figure, parameter.param, parameter.label
+        for f in figures:
+            if f.name == name and param in f.params and f.params[param] is not None:
+                value = f.params[param]
+                shown = f"{value:.4g}" if isinstance(value, float) else str(value)
+                found.setdefault(label, set()).add(shown)
+    return Appendix(
+        parameters=tuple(
+            Parameter(label, ", ".join(sorted(values))) for label, values in found.items()
+        ),
+        run_version=run.riskmon_version,
+        baseline_version=baseline.riskmon_version if baseline else None,
+        report_version=__version__,
+        config_hash=run.config_hash,
+    )

@@ -1,0 +1,167 @@
+"""The dataclasses of the report pages that no figure family owns: the header, the summary,
+the segments table, the appendix, the page itself and the index."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from riskmon.charts import Sparkline
+from riskmon.figures.discrimination import Discrimination
+from riskmon.figures.gains import GainsRow
+from riskmon.figures.quality import DataQuality
+from riskmon.figures.stability import CharacteristicStability, Stability
+from riskmon.figures.strength import CharacteristicStrength
+
+
+@dataclass(frozen=True)
+class Window:
+    """A named range of score dates, both ends inclusive."""
+
+    name: str
+    start: dt.date | None
+    end: dt.date | None
+    note: str
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """One alert rule and the levels it used."""
+
+    rule: str
+    figure: str
+    levels: str
+
+
+@dataclass(frozen=True)
+class Header:
+    """Section 1: what was measured, on which loans, against which baseline."""
+
+    windows: tuple[Window, ...]
+    stability_window: str | None
+    performance_window: str | None
+    bad_definition: str | None
+    weight: str | None
+    score_direction: str | None
+    n_current: int | None
+    n_matured: int | None
+    n_unmatured: int | None
+    baseline_version: int | None
+    baseline_frozen_at: dt.datetime | None
+    started_at: dt.datetime
+    finished_at: dt.datetime | None
+    config_note: str | None
+    thresholds: tuple[Threshold, ...]
+
+
+@dataclass(frozen=True)
+class AlertRow:
+    status: str
+    rule: str
+    message: str
+    variable: str
+    segment: str
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    """Section 2: one headline figure."""
+
+    key: str
+    label: str
+    value: float | None
+    reason: str | None
+    baseline: float | None
+    previous: float | None
+    format: str  # decimal | percent | count | ratio
+    band: str
+    status: str | None  # None: no alert rule judges this figure
+    flag: str | None  # spelled-out warning, e.g. KS outside its band
+    trend: Sparkline
+
+
+@dataclass(frozen=True)
+class SegmentRow:
+    """Section 8: the headline figures of one segment."""
+
+    segment: str
+    n_current: float | None
+    psi: float | None
+    psi_status: str | None
+    n_matured: float | None
+    bad_rate: float | None
+    ks: float | None
+    ks_status: str | None
+    auc: float | None
+    auc_status: str | None
+    gini: float | None
+    unmatured_share: float | None
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """Section 10: a parameter that changes a figure, as stored with it."""
+
+    name: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Appendix:
+    parameters: tuple[Parameter, ...]
+    run_version: str
+    baseline_version: str | None
+    report_version: str
+    config_hash: str
+
+
+@dataclass(frozen=True)
+class RunReportContext:
+    """Everything the model run report (``model_run.html``) shows."""
+
+    model: str
+    as_of: dt.date
+    run_status: str
+    error: str | None
+    overall: str
+    header: Header
+    alerts: tuple[AlertRow, ...]
+    summary: tuple[SummaryRow, ...]
+    stability: Stability | None
+    characteristics: tuple[CharacteristicStability, ...]
+    discrimination: Discrimination | None
+    gains: tuple[GainsRow, ...]
+    strength: tuple[CharacteristicStrength, ...]
+    segments: tuple[SegmentRow, ...]
+    quality: DataQuality | None
+    appendix: Appendix
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """One model on the index page."""
+
+    model: str
+    configured: bool
+    as_of: dt.date | None
+    run_status: str | None
+    overall: str
+    error: str | None
+    n_current: int | None
+    ks: float | None
+    ks_status: str | None
+    auc: float | None
+    gini: float | None
+    psi: float | None
+    psi_status: str | None
+    n_runs: int
+    href: str | None
+    earlier: tuple[tuple[dt.date, str], ...]
+
+
+@dataclass(frozen=True)
+class IndexContext:
+    """Everything the index page (``index.html``) shows."""
+
+    models: tuple[IndexEntry, ...]
+    report_version: str
