@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 
@@ -17,15 +19,13 @@ from riskmon.metrics import (
     expected_cost_from_counts,
 )
 
+from . import samples
+
 TOL = 1e-10
 
 
-def tied_sample(seed: int, n: int, *, weighted: bool = False):
-    rng = np.random.default_rng(seed)
-    y = (rng.random(n) < 0.2).astype(int)
-    s = np.round(rng.normal(size=n) + 1.2 * y, 1)
-    w = rng.uniform(0.1, 3.0, n) if weighted else None
-    return y, s, w
+#: labels, heavily tied scores that separate somewhat, and optional weights
+tied_sample = partial(samples.tied_sample, bad_rate=0.2, shift=1.2)
 
 
 @pytest.mark.parametrize("weighted", [False, True])

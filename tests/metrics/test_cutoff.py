@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 import sklearn.metrics as skm
@@ -17,15 +19,13 @@ from riskmon.metrics import (
     threshold_table_from_counts,
 )
 
+from . import samples
+
 TOL = 1e-10
 
 
-def tied_sample(seed: int, n: int, *, weighted: bool = False):
-    rng = np.random.default_rng(seed)
-    y = (rng.random(n) < 0.3).astype(int)
-    s = np.round(rng.normal(size=n) + y, 1)
-    w = rng.uniform(0.1, 3.0, n) if weighted else None
-    return y, s, w
+#: labels, heavily tied scores that separate somewhat, and optional weights
+tied_sample = partial(samples.tied_sample, bad_rate=0.3, shift=1.0)
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -18,16 +20,13 @@ from riskmon.metrics import (
     roc_auc_from_counts,
 )
 
+from . import samples
+
 TOL = 1e-10
 
 
-def tied_sample(seed: int, n: int, *, decimals: int = 1, weighted: bool = False):
-    """Labels, heavily tied scores that separate somewhat, and optional weights."""
-    rng = np.random.default_rng(seed)
-    y = (rng.random(n) < 0.3).astype(int)
-    s = np.round(rng.normal(size=n) + 0.8 * y, decimals)
-    w = rng.uniform(0.1, 5.0, n) if weighted else None
-    return y, s, w
+#: labels, heavily tied scores that separate somewhat, and optional weights
+tied_sample = partial(samples.tied_sample, bad_rate=0.3, shift=0.8, max_weight=5.0)
 
 
 def delong_direct(y, s):
