@@ -151,7 +151,7 @@ def main() -> None:
         upgrade(store_db)
         store = MetricStore(store_db)
         for as_of in _month_ends(dt.date(2024, 7, 1), dt.date(2025, 6, 30)):
-            outcome = run_model(config, model, as_of, store=store)
+            outcome = run_model(model, as_of, store=store)
             print(f"{as_of}: {outcome.status} {outcome.alert_status}")
             render_run_report(config, store, model.name, as_of)
         report = render_run_report(config, store, model.name)

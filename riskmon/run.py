@@ -201,7 +201,6 @@ def compute_run(
 
 
 def run_model(
-    config: RiskmonConfig,
     model: ModelConfig,
     as_of: dt.date,
     *,
@@ -311,7 +310,7 @@ def run_models(
     models = [config.model(name) for name in names] if names else list(config.models)
     outcomes = []
     for model in models:
-        outcome = run_model(config, model, as_of, store=store, strategy=strategy)
+        outcome = run_model(model, as_of, store=store, strategy=strategy)
         if report and outcome.run_id is not None and outcome.status != "skipped":
             outcome = replace(outcome, report_path=_render_report(config, store, outcome))
         if notify:

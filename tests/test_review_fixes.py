@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from riskmon.baseline import freeze
 from riskmon.cli import cli
 from riskmon.collect import Source
-from riskmon.config import RiskmonConfig, model_fingerprint, parse_config
+from riskmon.config import model_fingerprint, parse_config
 from riskmon.errors import ConfigError, SourceError
 from riskmon.run import run_model
 from riskmon.store import MetricStore
@@ -46,10 +46,9 @@ def test_a_run_refuses_a_baseline_the_configuration_no_longer_matches(
 ) -> None:
     url = _loans(tmp_path)
     model = model_config(url, performance_window="2 months")
-    config = RiskmonConfig(models=[model])
-    assert run_model(config, model, AS_OF, store=store).ok
+    assert run_model(model, AS_OF, store=store).ok
     changed = model_config(url, performance_window="2 months", score_direction="higher_is_safer")
-    outcome = run_model(RiskmonConfig(models=[changed]), changed, AS_OF, store=store)
+    outcome = run_model(changed, AS_OF, store=store)
     assert outcome.status == "failed"
     assert outcome.error is not None
     assert (
@@ -92,7 +91,7 @@ def test_a_category_called_missing_is_not_a_missing_value(
     frame["region"] = np.where(frame["region"].isna(), "missing", frame["region"])  # no NULLs
     url = _loans(tmp_path, frame)
     model = model_config(url, performance_window="2 months")
-    outcome = run_model(RiskmonConfig(models=[model]), model, AS_OF, store=store)
+    outcome = run_model(model, AS_OF, store=store)
     assert outcome.ok, outcome.error
     (alert,) = [
         a for a in outcome.alerts if a.rule == "missing_rate_change" and a.variable == "region"
@@ -109,11 +108,10 @@ def test_null_scores_are_refused_with_a_grid_too(tmp_path: Path, store: MetricSt
     model = model_config(
         url, performance_window="2 months", bins={"max_distinct_scores": 100, "score_grid": 100}
     )
-    config = RiskmonConfig(models=[model])
-    assert run_model(config, model, AS_OF, store=store).ok
+    assert run_model(model, AS_OF, store=store).ok
     frame.loc[frame["score_date"] >= dt.date(2025, 3, 10), "pd_score"] = np.nan
     load(url, frame)
-    outcome = run_model(config, model, AS_OF, store=store)
+    outcome = run_model(model, AS_OF, store=store)
     assert outcome.status == "failed"
     assert outcome.error is not None
     assert "column 'pd_score' (columns.score): expected a score on every loan" in outcome.error
@@ -130,7 +128,7 @@ def test_a_grid_too_coarse_for_the_cohort_is_not_judged(tmp_path: Path, store: M
     model = model_config(
         url, performance_window="2 months", bins={"max_distinct_scores": 100, "score_grid": 100}
     )
-    outcome = run_model(RiskmonConfig(models=[model]), model, AS_OF, store=store)
+    outcome = run_model(model, AS_OF, store=store)
     assert outcome.ok, outcome.error
     judged = {
         a.rule: a

@@ -71,7 +71,7 @@ def nights(tmp_path_factory: pytest.TempPathFactory) -> Nights:
     out: dict[dt.date, dict[tuple[str, str], str]] = {}
     day = D(2025, 1, 1)
     while day <= D(2025, 12, 31):
-        outcome = run_model(config, model, day, store=store)
+        outcome = run_model(model, day, store=store)
         assert outcome.ok, (day, outcome.error)
         out[day] = {(a.rule, a.variable): a.status for a in outcome.alerts if a.segment == ""}
         out[day]["overall", ""] = Status.worst(a.status for a in outcome.alerts)

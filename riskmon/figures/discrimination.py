@@ -120,7 +120,7 @@ def ranking_figures(
     ks_params: dict[str, Any] = dict(grid_params)
     if ks is not None:
         ks_params |= {
-            "score_at": finite(float(ks.score)),
+            "score_at": _ks_boundary(float(ks.score), grid, higher_is_riskier=higher_is_riskier),
             "p_value": finite(float(ks.p_value)),
             "p_value_method": ks.p_value_method,
             "p_value_conservative": bool(ks.p_value_conservative),
@@ -149,6 +149,20 @@ def ranking_figures(
         fig("gini", None if auc is None else 2 * float(auc) - 1, auc_reason, gini_params)
     )
     return figures
+
+
+def _ks_boundary(score: float, grid: CountTable | None, *, higher_is_riskier: bool) -> float | None:
+    """The score at which KS is reached, as the boundary between the safe and the risky side.
+
+    On a grid every cell is valued at its upper edge, which is the boundary when the safe side
+    is below it (PDs: ``score <= at``). When higher scores are safer the safe side is above the
+    boundary (``score > at``), which is the cell's lower edge.
+    """
+    if grid is None or higher_is_riskier or grid.binning is None:
+        return finite(score)
+    edges = np.asarray(grid.binning.edges, dtype=np.float64)
+    cell = int(np.searchsorted(edges, score, side="left"))  # the cell valued at ``score``
+    return finite(float(edges[cell - 1])) if cell > 0 else None
 
 
 def curve_bins(scores: CountTable, *, higher_is_riskier: bool) -> list[BinRecord]:

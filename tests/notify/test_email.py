@@ -65,7 +65,7 @@ def test_a_run_is_mailed_with_its_report_attached(
     loans = f"sqlite:///{tmp_path / 'loans.db'}"
     load(loans, loan_frame(seed=3, n=3000))
     config = _config(server.port, source=loans)
-    outcome = run_model(config, config.models[0], MAR, store=store)
+    outcome = run_model(config.models[0], MAR, store=store)
     assert outcome.status == "succeeded", outcome.error
 
     (attempt,) = notify_run(config, config.models[0], outcome, store, report_path=_report(tmp_path))

@@ -40,7 +40,7 @@ def _setup(loans_url: str, tmp_path: Path, *webhooks: str, **store: Any) -> Risk
 
 
 def _run(config: RiskmonConfig, store: MetricStore, as_of: dt.date) -> RunOutcome:
-    outcome = run_model(config, config.models[0], as_of, store=store)
+    outcome = run_model(config.models[0], as_of, store=store)
     assert outcome.status == "succeeded", outcome.error
     return outcome
 
@@ -230,7 +230,7 @@ def test_a_failed_run_is_posted_with_its_masked_error(
     source = f"sqlite:///{tmp_path / 'empty.db'}"
     model = model_config(source, notify=[{"webhook": server.url(), "notify_on": "amber"}])
     config = RiskmonConfig(models=[model])
-    outcome = run_model(config, model, MAR, store=store)
+    outcome = run_model(model, MAR, store=store)
     assert outcome.status == "failed"
     assert outcome.error
 

@@ -35,6 +35,6 @@ def real_runs(real_config: RiskmonConfig, store: MetricStore) -> MetricStore:
     """The store after two real runs, as of 2025-02-28 and 2025-03-31."""
     model = real_config.models[0]
     for as_of in AS_OF:
-        outcome = run_model(real_config, model, as_of, store=store)
+        outcome = run_model(model, as_of, store=store)
         assert outcome.ok, outcome.error
     return store

@@ -8,7 +8,6 @@ import itertools
 
 import pytest
 
-from riskmon.records import BinRecord
 from riskmon import charts
 from riskmon.charts import (
     HEIGHT,
@@ -20,6 +19,7 @@ from riskmon.charts import (
     sparkline,
     trend_chart,
 )
+from riskmon.records import BinRecord
 
 DAYS = [dt.date(2025, m, 28) for m in range(1, 6)]
 

@@ -10,8 +10,8 @@ import dataclasses
 
 import pytest
 
-from riskmon.report import context as c
 from riskmon.charts import Chart, Sparkline
+from riskmon.report import context as c
 
 PINNED: dict[type, list[str]] = {
     c.RunReportContext: [

@@ -22,7 +22,7 @@ def main(argv: list[str]) -> None:
     store = MetricStore.open(config.store.url)
     if len(argv) > 4:
         time.sleep(max(0.0, float(argv[4]) - time.time()))
-    outcome = run_model(config, model, dt.date.fromisoformat(argv[3]), store=store)
+    outcome = run_model(model, dt.date.fromisoformat(argv[3]), store=store)
     store.engine.dispose()
     print(
         json.dumps(

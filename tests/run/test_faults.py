@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, text
 
-from riskmon.config import RiskmonConfig
 from riskmon.run import RunOutcome, run_model
 from riskmon.store import MetricStore
 
@@ -54,7 +53,7 @@ def _assert_failed_without_figures(store: MetricStore, outcome: RunOutcome) -> N
 
 def _run(store: MetricStore, model_url: str, **overrides: object) -> RunOutcome:
     model = loans_model(model_url, **overrides)
-    return run_model(RiskmonConfig(models=[model]), model, AS_OF, store=store)
+    return run_model(model, AS_OF, store=store)
 
 
 def test_an_unreachable_postgresql_source_fails_the_run_naming_the_model(
@@ -109,9 +108,7 @@ def test_a_connection_dropped_mid_collect_fails_the_run(
     model = slow_model(postgres_url, seconds=2.0)
     outcomes: list[RunOutcome] = []
     worker = threading.Thread(
-        target=lambda: outcomes.append(
-            run_model(RiskmonConfig(models=[model]), model, AS_OF, store=pg_store)
-        )
+        target=lambda: outcomes.append(run_model(model, AS_OF, store=pg_store))
     )
     worker.start()
     try:
@@ -159,7 +156,7 @@ def test_a_run_killed_mid_run_is_taken_over_at_once_by_the_next(
     assert pg_store.count_rows("figures") == 0
 
     started = time.monotonic()
-    outcome = run_model(config, config.model(MODEL), AS_OF, store=pg_store)
+    outcome = run_model(config.model(MODEL), AS_OF, store=pg_store)
     assert outcome.status == "succeeded", outcome.error
     assert time.monotonic() - started < 60  # not after the 30 minutes a stale heartbeat takes
     assert outcome.run_id == killed.id

@@ -51,7 +51,7 @@ def _config(*models: ModelConfig, **scheduler: Any) -> RiskmonConfig:
 
 
 def _succeed(config: RiskmonConfig, as_of: dt.date, store: MetricStore) -> None:
-    outcome = run_model(config, config.models[0], as_of, store=store)
+    outcome = run_model(config.models[0], as_of, store=store)
     assert outcome.ok, outcome.error
 
 
@@ -79,7 +79,7 @@ def test_catch_up_retries_failed_nights_after_the_last_success(
     config = _config(loans_model(loans_url))
     _succeed(config, LAST_SUCCESS, store)
     broken = loans_model(f"sqlite:///{tmp_path / 'missing' / 'loans.db'}")
-    assert run_model(config, broken, _days(2)[0], store=store).status == "failed"
+    assert run_model(broken, _days(2)[0], store=store).status == "failed"
     assert [m.name for m, _ in missed_runs(config, store, now=NOW)] == [MODEL] * 4
     assert [d for _, d in missed_runs(config, store, now=NOW)] == _days(1, 2, 3, 4)
 
@@ -115,7 +115,7 @@ def test_several_models_are_caught_up_date_by_date(store: MetricStore, loans_url
     second = loans_model(loans_url, name="second", schedule="30 1 * * *")
     config = _config(first, second)
     _succeed(config, LAST_SUCCESS, store)
-    run_model(config, second, dt.date(2025, 3, 2), store=store)
+    run_model(second, dt.date(2025, 3, 2), store=store)
     planned = [(m.name, d) for m, d in missed_runs(config, store, now=NOW)]
     assert planned == [
         (MODEL, _days(1)[0]),

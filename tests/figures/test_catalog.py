@@ -1,0 +1,85 @@
+"""The catalog of figure families: one declaration per figure and rule, read by every layer."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from riskmon.config import Thresholds
+from riskmon.figures import (
+    CATALOG,
+    Catalog,
+    CatalogError,
+    FigureSpec,
+    Rule,
+    discrimination,
+    stability,
+)
+
+
+def test_a_figure_declared_by_two_families_fails_when_the_catalog_is_built() -> None:
+    copy = dataclasses.replace(stability.FAMILY, name="stability_again", rules=(), sections=())
+    with pytest.raises(CatalogError, match=r"figure 'psi' \(current\)"):
+        Catalog((stability.FAMILY, copy))
+
+
+def test_a_rule_declared_twice_fails() -> None:
+    twin = dataclasses.replace(
+        discrimination.FAMILY,
+        name="twin",
+        figures=(FigureSpec("ks_twin", "performance", "segment", "KS again"),),
+        sections=(),
+    )
+    with pytest.raises(CatalogError, match="rule 'ks_band'"):
+        Catalog((discrimination.FAMILY, twin))
+
+
+def test_the_same_name_in_two_populations_is_two_figures() -> None:
+    names = [(f.name, f.population) for family in CATALOG for f in family.figures]
+    assert ("n_rows", "current") in names
+    assert ("n_rows", "performance") in names
+    assert len(names) == len(set(names))
+
+
+def test_every_rule_reads_its_levels_from_the_thresholds_and_describes_them() -> None:
+    defaults = Thresholds()
+    rules: tuple[Rule, ...] = CATALOG.rules
+    assert [r.name for r in rules] == [
+        "ks_band",
+        "auc_drop",
+        "gini_drop",
+        "psi",
+        "csi",
+        "iv_drop",
+        "volume_change",
+        "missing_rate_change",
+    ]
+    for rule in rules:
+        levels = rule.levels(defaults)
+        assert levels, rule.name
+        assert rule.describe(levels)
+    assert CATALOG.rule("psi") is not None
+    assert CATALOG.rule("psi").levels(defaults) == {"amber": 0.10, "red": 0.25}  # type: ignore[union-attr]
+    assert CATALOG.rule("nonsense") is None
+
+
+def test_history_columns_and_report_sections_come_in_their_declared_order() -> None:
+    assert [(c.figure, c.variable, c.population) for c in CATALOG.history] == [
+        ("n_rows", "", "current"),
+        ("psi", "score", "current"),
+        ("bad_rate", "", "performance"),
+        ("ks", "", "performance"),
+        ("auc", "", "performance"),
+        ("gini", "", "performance"),
+    ]
+    assert [s.name for s in CATALOG.sections] == [
+        "stability",
+        "characteristics",
+        "discrimination",
+        "gains",
+        "strength",
+        "quality",
+    ]
+    assert CATALOG.default_population("csi", "performance") == "current"
+    assert CATALOG.default_population("ks", "performance") == "performance"
