@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from riskmon.config import Band, Drop, ModelConfig
 from riskmon.metrics import Binning
 from riskmon.records import AlertRecord, FigureRecord, Figures, Status
-from riskmon.store.repository import RunRecord, StoredBaseline
+from riskmon.store import RunRecord, StoredBaseline
 
 GREEN, AMBER, RED, NOT_EVALUABLE = Status.GREEN, Status.AMBER, Status.RED, Status.NOT_EVALUABLE
 

@@ -45,7 +45,7 @@ from riskmon.report.charts import (
     sparkline,
     trend_chart,
 )
-from riskmon.store.repository import (
+from riskmon.store import (
     HistoryPoint,
     MetricStore,
     RunRecord,
