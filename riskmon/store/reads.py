@@ -35,6 +35,7 @@ def _run_record(run: m.Run, model: str) -> RunRecord:
         riskmon_version=run.riskmon_version,
         config_hash=run.config_hash,
         baseline_id=run.baseline_id,
+        plan=None if run.plan is None else dict(run.plan),
     )
 
 

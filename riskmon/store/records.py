@@ -82,6 +82,8 @@ class RunRecord:
     riskmon_version: str
     config_hash: str
     baseline_id: int | None
+    #: what the run measured, as it planned it (windows, columns); None for older runs
+    plan: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

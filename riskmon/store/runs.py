@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, null, select, update
 from sqlalchemy.orm import Session
 
 from riskmon import __version__
@@ -155,10 +155,12 @@ class Runs(StoreSession):
         bins: Iterable[BinRecord] = (),
         alerts: Iterable[AlertRecord] = (),
         baseline_id: int | None = None,
+        plan: dict[str, Any] | None = None,
         owner: str | None = None,
     ) -> None:
         """Store everything a run computed, in one transaction, replacing earlier results.
 
+        ``plan`` is what the run measured as it planned it (windows, columns), kept as JSON.
         With ``owner``, nothing is written (RunInProgressError) unless that process still holds
         the run: a process that stalled and was taken over cannot overwrite the new results.
         """
@@ -178,6 +180,7 @@ class Runs(StoreSession):
                     finished_at=m.utcnow(),
                     error=None,
                     baseline_id=baseline_id,
+                    plan=null() if plan is None else plan,  # SQL NULL, not JSON null
                     n_current=counts.n_current,
                     n_matured=counts.n_matured,
                     n_unmatured=counts.n_unmatured,
@@ -214,5 +217,6 @@ class Runs(StoreSession):
                     "n_matured": None,
                     "n_unmatured": None,
                     "baseline_id": None,
+                    "plan": null(),
                 }
             session.execute(update(m.Run).where(m.Run.id == run_id).values(**values))
