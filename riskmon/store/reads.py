@@ -59,6 +59,10 @@ class Reads(StoreSession):
         """The run of ``model`` as of ``as_of``, if any."""
         return self._first_run(_runs().where(m.Model.name == model, m.Run.as_of == as_of))
 
+    def run_by_id(self, run_id: int) -> RunRecord | None:
+        """The run with id ``run_id``, if any."""
+        return self._first_run(_runs().where(m.Run.id == run_id))
+
     def latest_run(
         self, model: str, *, before: dt.date | None = None, status: str | None = "succeeded"
     ) -> RunRecord | None:

@@ -1,4 +1,4 @@
-"""A run's plan is stored with its results and read back."""
+"""A run's plan is stored with its results and read back; runs are found by id."""
 
 from __future__ import annotations
 
@@ -73,3 +73,19 @@ def test_a_failed_first_attempt_has_no_plan(store: MetricStore) -> None:
     store.fail_run(run_id, "source unreachable")
     (run,) = store.runs("retail_pd")
     assert (run.status, run.plan) == ("failed", None)
+
+
+def test_run_by_id_finds_the_run_or_none(store: MetricStore) -> None:
+    first = _claim(store)
+    store.complete_run(first, counts=COUNTS, figures=_ks(0.42), plan=PLAN)
+    second = _claim(store, as_of=AS_OF + dt.timedelta(days=30))
+    assert store.run_by_id(first) == store.run("retail_pd", AS_OF)
+    found = store.run_by_id(second)
+    assert found is not None
+    assert (found.id, found.model, found.status, found.plan) == (
+        second,
+        "retail_pd",
+        "running",
+        None,
+    )
+    assert store.run_by_id(second + 1000) is None
