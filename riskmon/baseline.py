@@ -46,7 +46,7 @@ from riskmon.metrics import Binning, CountTable, fit_binning, score_grid_table
 from riskmon.metrics._binning import numeric_values
 from riskmon.plan import DateWindow
 from riskmon.records import BASELINE, DEVELOPMENT, SCORE, SCORE_RANKING, FigureRecord
-from riskmon.store.repository import (
+from riskmon.store import (
     BaselineBinRecord,
     BaselineVariableRecord,
     MetricStore,

@@ -27,7 +27,7 @@ from riskmon import __version__
 from riskmon.config import CONFIG_ENV_VAR, RiskmonConfig, load_config, resolve_config_path
 from riskmon.errors import RiskmonError
 from riskmon.redact import RedactingFilter, mask_url, redact
-from riskmon.store.repository import MetricStore
+from riskmon.store import MetricStore
 
 if TYPE_CHECKING:
     from riskmon.run import RunOutcome

@@ -53,7 +53,7 @@ from riskmon.records import (
 )
 from riskmon.redact import redact
 from riskmon.report import render_index, render_run_report
-from riskmon.store.repository import (
+from riskmon.store import (
     MetricStore,
     RunInProgressError,
     StoredBaseline,

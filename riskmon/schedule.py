@@ -49,9 +49,9 @@ from riskmon.config import ModelConfig, RiskmonConfig, load_config, resolve_conf
 from riskmon.errors import ConfigError, RiskmonError
 from riskmon.redact import redact
 from riskmon.run import RunOutcome, run_models
+from riskmon.store import MetricStore
 from riskmon.store.engine import opened_store, store_engine
 from riskmon.store.migrate import check_schema
-from riskmon.store.repository import MetricStore
 
 if TYPE_CHECKING:
     from riskmon.cli import _App

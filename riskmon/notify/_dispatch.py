@@ -25,7 +25,7 @@ from riskmon.notify._webhook import post_json, scrub_url
 from riskmon.records import Status
 from riskmon.redact import redact
 from riskmon.report import report_path as run_report_path
-from riskmon.store.repository import MetricStore, RunRecord
+from riskmon.store import MetricStore, RunRecord
 
 if TYPE_CHECKING:  # riskmon.run calls notify_run: importing it here would be circular
     from riskmon.run import RunOutcome

@@ -25,7 +25,7 @@ import hashlib
 
 from riskmon.config import NotifyChannel
 from riskmon.records import Status
-from riskmon.store.repository import MetricStore
+from riskmon.store import MetricStore
 
 #: the state of a run that failed (an alert status otherwise)
 FAILED = "FAILED"

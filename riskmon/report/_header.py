@@ -11,7 +11,7 @@ from riskmon.config import ModelConfig, Thresholds, model_fingerprint
 from riskmon.figures import CATALOG
 from riskmon.plan import plan_run
 from riskmon.report.pages import Header, Threshold, Window
-from riskmon.store.repository import (
+from riskmon.store import (
     HistoryPoint,
     MetricStore,
     RunRecord,

@@ -10,7 +10,7 @@ from riskmon.charts import sparkline
 from riskmon.figures import CATALOG, Alerts, RunView
 from riskmon.records import CURRENT, PERFORMANCE, SCORE, FigureRecord, Figures
 from riskmon.report.pages import Appendix, Parameter, SegmentRow, SummaryRow
-from riskmon.store.repository import RunRecord, StoredBaseline
+from riskmon.store import RunRecord, StoredBaseline
 
 
 def summary(run: RunView) -> tuple[SummaryRow, ...]:

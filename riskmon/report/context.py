@@ -40,7 +40,7 @@ from riskmon.report.pages import (
     Threshold,
     Window,
 )
-from riskmon.store.repository import MetricStore, RunRecord
+from riskmon.store import MetricStore, RunRecord
 
 __all__ = [
     "AlertRow",

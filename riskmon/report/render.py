@@ -34,7 +34,7 @@ from riskmon.report.context import (
     index_entry,
     run_report_context,
 )
-from riskmon.store.repository import MetricStore
+from riskmon.store import MetricStore
 
 INDEX = "index.html"
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,99}$")

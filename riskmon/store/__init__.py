@@ -1,6 +1,32 @@
 """The metric store: history of runs, figures, bins and alerts, migrated by Alembic."""
 
+from riskmon.store._session import StoreConflict
+from riskmon.store.metric_store import MetricStore
 from riskmon.store.migrate import check_schema, downgrade, upgrade
-from riskmon.store.repository import MetricStore
+from riskmon.store.records import (
+    BaselineBinRecord,
+    BaselineVariableRecord,
+    DeliveryRecord,
+    HistoryPoint,
+    RunRecord,
+    StoredAlert,
+    StoredBaseline,
+)
+from riskmon.store.runs import RunInProgressError, default_owner
 
-__all__ = ["MetricStore", "check_schema", "downgrade", "upgrade"]
+__all__ = [
+    "BaselineBinRecord",
+    "BaselineVariableRecord",
+    "DeliveryRecord",
+    "HistoryPoint",
+    "MetricStore",
+    "RunInProgressError",
+    "RunRecord",
+    "StoreConflict",
+    "StoredAlert",
+    "StoredBaseline",
+    "check_schema",
+    "default_owner",
+    "downgrade",
+    "upgrade",
+]

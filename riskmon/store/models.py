@@ -1,6 +1,6 @@
 """Tables of the metric store (SQLAlchemy 2.x declarative); Alembic migrates them.
 
-Only :mod:`riskmon.store.repository` reads and writes these tables. Conventions:
+Only the modules of :mod:`riskmon.store` read and write these tables. Conventions:
 
 - ``variable`` is ``"score"`` for the model's score, else a characteristic's name;
 - ``segment`` is ``""`` for the whole population, else ``"column=value"``;

@@ -15,7 +15,7 @@ import numpy as np
 
 from riskmon.metrics import Binning
 from riskmon.records import AlertRecord, BinRecord, FigureRecord, RunCounts
-from riskmon.store.repository import (
+from riskmon.store import (
     BaselineBinRecord,
     BaselineVariableRecord,
     MetricStore,

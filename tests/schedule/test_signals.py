@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from riskmon.store import MetricStore
-from riskmon.store.repository import RunRecord
+from riskmon.store import MetricStore, RunRecord
 
 from ..run.sources import MODEL, config_of, slow_model, wait_for, write_config
 

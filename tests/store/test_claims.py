@@ -9,8 +9,7 @@ import sys
 
 import pytest
 
-from riskmon.store import MetricStore
-from riskmon.store.repository import RunInProgressError
+from riskmon.store import MetricStore, RunInProgressError
 
 
 def _dead_pid() -> int:

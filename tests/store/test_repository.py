@@ -10,12 +10,12 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from riskmon.records import AlertRecord, BinRecord, FigureRecord, RunCounts
-from riskmon.store import MetricStore
-from riskmon.store import models as m
-from riskmon.store.repository import (
+from riskmon.store import (
+    MetricStore,
     RunInProgressError,
     StoreConflict,
 )
+from riskmon.store import models as m
 
 AS_OF = dt.date(2025, 3, 31)
 COUNTS = RunCounts(n_current=1000, n_matured=800, n_unmatured=50)

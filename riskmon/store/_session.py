@@ -1,0 +1,76 @@
+"""What every part of the metric store shares: its engine, one transaction at a time, the
+translation of database errors into :class:`~riskmon.errors.StoreError`, and the model rows
+that runs and baselines hang from."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import Engine, select, update
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from riskmon.errors import StoreError
+from riskmon.redact import mask_url, redact
+from riskmon.store import models as m
+
+
+class StoreConflict(StoreError):
+    """A write broke one of the store's unique constraints (another process wrote first)."""
+
+
+def _utc(value: dt.datetime | None) -> dt.datetime | None:
+    # SQLite hands back naive datetimes; everything riskmon writes is UTC.
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=dt.timezone.utc)
+
+
+class StoreSession:
+    """The store's engine and its transactions; the parts of the store build on it."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self._sessions = sessionmaker(engine, expire_on_commit=False)
+
+    @property
+    def masked_url(self) -> str:
+        return mask_url(self.engine.url.render_as_string(hide_password=False))
+
+    @contextmanager
+    def _session(self) -> Iterator[Session]:
+        """One transaction: committed at the end, rolled back on any error."""
+        try:
+            with self._sessions.begin() as session:
+                yield session
+        except StoreError:
+            raise
+        except IntegrityError as exc:
+            detail = redact(str(exc.orig or exc)).splitlines()[0]
+            raise StoreConflict(f"metric store {self.masked_url}: {detail}") from exc
+        except SQLAlchemyError as exc:
+            detail = redact(str(getattr(exc, "orig", None) or exc)).splitlines()[0]
+            raise StoreError(f"metric store {self.masked_url}: {detail}") from exc
+
+    def ensure_model(self, name: str, score_direction: str) -> int:
+        """The id of model ``name``, created on first use."""
+        with self._session() as session:
+            model_id = session.scalar(select(m.Model.id).where(m.Model.name == name))
+            if model_id is not None:
+                session.execute(
+                    update(m.Model)
+                    .where(m.Model.id == model_id)
+                    .values(score_direction=score_direction)
+                )
+                return model_id
+        try:
+            with self._session() as session:
+                model = m.Model(name=name, score_direction=score_direction)
+                session.add(model)
+                session.flush()
+                return model.id
+        except StoreConflict:  # created by a concurrent process in the meantime
+            with self._session() as session:
+                return session.execute(select(m.Model.id).where(m.Model.name == name)).scalar_one()

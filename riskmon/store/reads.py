@@ -1,0 +1,150 @@
+"""Reading the metric store: runs, their figures, bins and alerts, and a figure's history."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import fields
+
+from sqlalchemy import Select, func, select
+
+from riskmon.records import BinRecord, FigureRecord
+from riskmon.store import models as m
+from riskmon.store._session import StoreSession, _utc
+from riskmon.store.records import HistoryPoint, RunRecord, StoredAlert
+
+
+def _runs() -> Select[m.Run, str]:
+    """Runs with their model's name."""
+    return select(m.Run, m.Model.name).join(m.Model, m.Model.id == m.Run.model_id)
+
+
+def _run_record(run: m.Run, model: str) -> RunRecord:
+    started = _utc(run.started_at)
+    assert started is not None
+    return RunRecord(
+        id=run.id,
+        model=model,
+        as_of=run.as_of,
+        status=run.status,
+        started_at=started,
+        finished_at=_utc(run.finished_at),
+        n_current=run.n_current,
+        n_matured=run.n_matured,
+        n_unmatured=run.n_unmatured,
+        error=run.error,
+        riskmon_version=run.riskmon_version,
+        config_hash=run.config_hash,
+        baseline_id=run.baseline_id,
+        plan=None if run.plan is None else dict(run.plan),
+    )
+
+
+class Reads(StoreSession):
+    """Looks up runs and what they stored."""
+
+    def model_names(self) -> list[str]:
+        """The names of every model the store knows, sorted."""
+        with self._session() as session:
+            return list(session.scalars(select(m.Model.name).order_by(m.Model.name)))
+
+    def runs(self, model: str | None = None) -> list[RunRecord]:
+        """Stored runs, oldest as-of date first."""
+        query = _runs().order_by(m.Model.name, m.Run.as_of)
+        if model is not None:
+            query = query.where(m.Model.name == model)
+        with self._session() as session:
+            return [_run_record(run, name) for run, name in session.execute(query)]
+
+    def run(self, model: str, as_of: dt.date) -> RunRecord | None:
+        """The run of ``model`` as of ``as_of``, if any."""
+        return self._first_run(_runs().where(m.Model.name == model, m.Run.as_of == as_of))
+
+    def run_by_id(self, run_id: int) -> RunRecord | None:
+        """The run with id ``run_id``, if any."""
+        return self._first_run(_runs().where(m.Run.id == run_id))
+
+    def latest_run(
+        self, model: str, *, before: dt.date | None = None, status: str | None = "succeeded"
+    ) -> RunRecord | None:
+        """The newest run of ``model`` (as-of date before ``before``; with ``status``)."""
+        query = _runs().where(m.Model.name == model).order_by(m.Run.as_of.desc()).limit(1)
+        if before is not None:
+            query = query.where(m.Run.as_of < before)
+        if status is not None:
+            query = query.where(m.Run.status == status)
+        return self._first_run(query)
+
+    def _first_run(self, query: Select[m.Run, str]) -> RunRecord | None:
+        with self._session() as session:
+            row = session.execute(query).first()
+            return None if row is None else _run_record(row[0], row[1])
+
+    def figures(self, run_id: int) -> list[FigureRecord]:
+        """Every figure of a run."""
+        query = select(m.Figure).where(m.Figure.run_id == run_id).order_by(m.Figure.id)
+        with self._session() as session:
+            return [
+                FigureRecord(
+                    name=f.name,
+                    value=f.value,
+                    population=f.population,
+                    variable=f.variable,
+                    segment=f.segment,
+                    reason=f.reason,
+                    params=dict(f.params or {}),
+                )
+                for f in session.scalars(query)
+            ]
+
+    def bins(self, run_id: int) -> list[BinRecord]:
+        """Every bin statistic of a run."""
+        query = select(m.BinStat).where(m.BinStat.run_id == run_id).order_by(m.BinStat.id)
+        columns = [f.name for f in fields(BinRecord)]
+        with self._session() as session:
+            return [
+                BinRecord(**{c: getattr(b, c) for c in columns} | {"extra": dict(b.extra or {})})
+                for b in session.scalars(query)
+            ]
+
+    def alerts(self, run_id: int) -> list[StoredAlert]:
+        """Every alert of a run, with its notification state."""
+        query = select(m.Alert).where(m.Alert.run_id == run_id).order_by(m.Alert.id)
+        columns = [f.name for f in fields(StoredAlert)]
+        with self._session() as session:
+            return [
+                StoredAlert(**{c: getattr(a, c) for c in columns}) for a in session.scalars(query)
+            ]
+
+    def history(
+        self,
+        model: str,
+        name: str,
+        *,
+        variable: str = "",
+        segment: str = "",
+        population: str,
+    ) -> list[HistoryPoint]:
+        """One figure over the succeeded runs of ``model``, oldest first."""
+        query = (
+            select(m.Run.as_of, m.Figure.value, m.Figure.reason, m.Run.id)
+            .join(m.Figure, m.Figure.run_id == m.Run.id)
+            .join(m.Model, m.Model.id == m.Run.model_id)
+            .where(
+                m.Model.name == model,
+                m.Run.status == "succeeded",
+                m.Figure.name == name,
+                m.Figure.variable == variable,
+                m.Figure.segment == segment,
+                m.Figure.population == population,
+            )
+            .order_by(m.Run.as_of)
+        )
+        with self._session() as session:
+            return [HistoryPoint(*row) for row in session.execute(query)]
+
+    def count_rows(self, table: str) -> int:
+        """Number of rows in one of the store's tables (used by checks and tests)."""
+        tables = (m.Figure, m.BinStat, m.Alert, m.Run, m.Delivery, m.Baseline)
+        model = {cls.__tablename__: cls for cls in tables}[table]
+        with self._session() as session:
+            return session.execute(select(func.count()).select_from(model)).scalar_one()

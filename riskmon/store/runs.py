@@ -1,0 +1,222 @@
+"""A run's life in the metric store: claimed, kept alive, then completed or failed.
+
+:meth:`Runs.claim_run` takes the (model, as-of date) row — the database's unique constraint
+makes that atomic across processes — then :meth:`Runs.complete_run` writes every figure, bin
+and alert of the run in one transaction (replacing those of an earlier run of the same date),
+or :meth:`Runs.fail_run` records the error. Figures are never written outside that one
+transaction, so a failed or killed run leaves no partial figures.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import socket
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict
+from typing import Any
+
+from sqlalchemy import delete, func, null, select, update
+from sqlalchemy.orm import Session
+
+from riskmon import __version__
+from riskmon.errors import StoreError
+from riskmon.records import AlertRecord, BinRecord, FigureRecord, RunCounts
+from riskmon.redact import redact
+from riskmon.store import models as m
+from riskmon.store._session import StoreConflict, StoreSession, _utc
+
+#: a run whose heartbeat is older than this is taken to belong to a dead process
+DEFAULT_STALE_AFTER = dt.timedelta(minutes=30)
+
+
+class RunInProgressError(StoreError):
+    """Another process is computing the same (model, as-of date) right now."""
+
+
+def default_owner() -> str:
+    """Who holds a run: host and process id."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _owner_is_dead(owner: str) -> bool:
+    """Whether a run's owner was a process on this host that no longer exists."""
+    host, _, pid = owner.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, under another user
+        return False
+    return False
+
+
+def _held(run_id: int, owner: str | None) -> list[Any]:
+    """The conditions under which ``owner`` still holds run ``run_id``."""
+    conditions: list[Any] = [m.Run.id == run_id]
+    if owner is not None:
+        conditions += [m.Run.owner == owner, m.Run.status == "running"]
+    return conditions
+
+
+def _take_finish(session: Session, run_id: int, owner: str | None) -> None:
+    """Raise unless ``owner`` still holds the run (it may have been taken over)."""
+    if owner is None:
+        return
+    held = session.scalar(select(func.count()).select_from(m.Run).where(*_held(run_id, owner)))
+    if not held:
+        holder = session.scalar(select(m.Run.owner).where(m.Run.id == run_id))
+        raise RunInProgressError(
+            f"run {run_id} is no longer held by {owner} (now {holder}): not written"
+        )
+
+
+def _clear_results(session: Session, run_id: int) -> None:
+    for table in (m.Figure, m.BinStat, m.Alert):
+        session.execute(delete(table).where(table.run_id == run_id))
+
+
+class Runs(StoreSession):
+    """Claims, heartbeats, completion and failure of runs."""
+
+    def claim_run(
+        self,
+        model: str,
+        as_of: dt.date,
+        *,
+        score_direction: str,
+        config_hash: str,
+        owner: str | None = None,
+        stale_after: dt.timedelta = DEFAULT_STALE_AFTER,
+    ) -> int:
+        """Mark (model, as_of) as running by this process and return the run's id.
+
+        Raises RunInProgressError when another process holds a live claim on it. A claim whose
+        heartbeat is older than ``stale_after`` belonged to a killed process and is taken over.
+        """
+        model_id = self.ensure_model(model, score_direction)
+        owner = owner or default_owner()
+        now = m.utcnow()
+        claim = {
+            "status": "running",
+            "owner": owner,
+            "started_at": now,
+            "heartbeat_at": now,
+            "error": None,
+            "riskmon_version": __version__,
+            "config_hash": config_hash,
+        }
+        try:
+            with self._session() as session:
+                run = m.Run(model_id=model_id, as_of=as_of, **claim)
+                session.add(run)
+                session.flush()
+                return run.id
+        except StoreConflict:
+            pass  # the date has a run already: take it over unless it is live
+        with self._session() as session:
+            holder = session.scalar(
+                select(m.Run.owner).where(m.Run.model_id == model_id, m.Run.as_of == as_of)
+            )
+            takeable = (m.Run.status != "running") | (m.Run.heartbeat_at < now - stale_after)
+            if holder is not None and _owner_is_dead(holder):  # killed here: no need to wait
+                takeable = takeable | (m.Run.owner == holder)
+            taken = session.execute(
+                update(m.Run)
+                .where(m.Run.model_id == model_id, m.Run.as_of == as_of, takeable)
+                .values(**claim)
+            )
+            if taken.rowcount != 1:  # type: ignore[attr-defined]
+                holder = session.scalar(
+                    select(m.Run.owner).where(m.Run.model_id == model_id, m.Run.as_of == as_of)
+                )
+                raise RunInProgressError(
+                    f"model {model!r} as of {as_of} is being computed by {holder} right now"
+                )
+            return session.execute(
+                select(m.Run.id).where(m.Run.model_id == model_id, m.Run.as_of == as_of)
+            ).scalar_one()
+
+    def heartbeat(self, run_id: int, *, owner: str | None = None) -> None:
+        """Tell other processes this run's owner is alive."""
+        with self._session() as session:
+            session.execute(
+                update(m.Run).where(*_held(run_id, owner)).values(heartbeat_at=m.utcnow())
+            )
+
+    def complete_run(
+        self,
+        run_id: int,
+        *,
+        counts: RunCounts,
+        figures: Sequence[FigureRecord],
+        bins: Iterable[BinRecord] = (),
+        alerts: Iterable[AlertRecord] = (),
+        baseline_id: int | None = None,
+        plan: dict[str, Any] | None = None,
+        owner: str | None = None,
+    ) -> None:
+        """Store everything a run computed, in one transaction, replacing earlier results.
+
+        ``plan`` is what the run measured as it planned it (windows, columns), kept as JSON.
+        With ``owner``, nothing is written (RunInProgressError) unless that process still holds
+        the run: a process that stalled and was taken over cannot overwrite the new results.
+        """
+        with self._session() as session:
+            _take_finish(session, run_id, owner)
+            _clear_results(session, run_id)
+            session.add_all(m.Figure(run_id=run_id, **asdict(f)) for f in figures)
+            session.add_all(m.BinStat(run_id=run_id, **asdict(b)) for b in bins)
+            session.add_all(
+                m.Alert(run_id=run_id, **(asdict(a) | {"status": str(a.status)})) for a in alerts
+            )
+            session.execute(
+                update(m.Run)
+                .where(m.Run.id == run_id)
+                .values(
+                    status="succeeded",
+                    finished_at=m.utcnow(),
+                    error=None,
+                    baseline_id=baseline_id,
+                    plan=null() if plan is None else plan,  # SQL NULL, not JSON null
+                    n_current=counts.n_current,
+                    n_matured=counts.n_matured,
+                    n_unmatured=counts.n_unmatured,
+                )
+            )
+
+    def fail_run(self, run_id: int, error: str, *, owner: str | None = None) -> None:
+        """Record that an attempt at a run failed, with its (password-masked) error.
+
+        A first attempt is stored as failed, with no figures. A failed *re-run* of a date that
+        had succeeded keeps the earlier results — a passing outage must not erase a month of
+        history — and says in the run's error that a re-run failed and when.
+        """
+        with self._session() as session:
+            _take_finish(session, run_id, owner)
+            earlier = session.scalar(
+                select(func.count()).select_from(m.Figure).where(m.Figure.run_id == run_id)
+            )
+            now = m.utcnow()
+            if earlier:
+                finished = session.scalar(select(m.Run.finished_at).where(m.Run.id == run_id))
+                kept = f" finished {_utc(finished):%Y-%m-%d %H:%M} UTC" if finished else ""
+                note = (
+                    f"a re-run at {now:%Y-%m-%d %H:%M} UTC failed and was discarded; the results "
+                    f"are those of the earlier run{kept}. The re-run's error: {error}"
+                )
+                values: dict[str, Any] = {"status": "succeeded", "error": redact(note)}
+            else:
+                values = {
+                    "status": "failed",
+                    "finished_at": now,
+                    "error": redact(error),
+                    "n_current": None,
+                    "n_matured": None,
+                    "n_unmatured": None,
+                    "baseline_id": None,
+                    "plan": null(),
+                }
+            session.execute(update(m.Run).where(m.Run.id == run_id).values(**values))
