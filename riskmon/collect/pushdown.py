@@ -43,7 +43,6 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     FromClause,
-    Integer,
     Select,
     case,
     func,
@@ -56,7 +55,8 @@ from sqlalchemy import (
 )
 
 from riskmon.collect.binsql import bin_expression, category_text
-from riskmon.collect.tables import Aggregate, CollectRequest, Population, Variable
+from riskmon.collect.selection import QueryColumns, disjoint_groups
+from riskmon.collect.tables import Aggregate, CollectRequest, Variable
 
 Shape = Literal["packed", "grouping_sets", "union_all", "per_variable"]
 SHAPES: tuple[Shape, ...] = ("packed", "grouping_sets", "union_all", "per_variable")
@@ -99,82 +99,21 @@ def packs(variables: Sequence[Variable], max_cells: int | None = None) -> list[l
     return out
 
 
-def disjoint_groups(populations: Sequence[Population]) -> list[list[Population]]:
-    """Populations grouped so that no two windows in a group overlap."""
-    groups: list[list[Population]] = []
-    for population in populations:
-        for group in groups:
-            if all(
-                population.window.end < other.window.start
-                or other.window.end < population.window.start
-                for other in group
-            ):
-                group.append(population)
-                break
-        else:
-            groups.append([population])
-    return groups
-
-
-class QueryColumns:
-    """The expressions one statement groups by."""
-
-    def __init__(self, loans: FromClause, request: CollectRequest, group: Sequence[Population]):
-        c = loans.c
-        self.request = request
-        self.date = c[request.score_date]
-        self.label = c[request.label].label("label")
-        self.weight = c[request.weight] if request.weight else None
-        self.segments = [c[name].label(f"segment_{i}") for i, name in enumerate(request.segments)]
-        # each row's population as its position in the group (see population_name): one
-        # window, a constant, not grouped on; several, a CASE that is grouped on. An integer
-        # rather than the population's name, because grouping on text costs more (DuckDB:
-        # about a third of each GROUP BY, benchmarks/collect.md)
-        self.population_names = [p.name for p in group]
-        self.population: ColumnElement[Any] = (
-            literal(0, Integer()).label("population")
-            if len(group) == 1
-            else case(
-                *(
-                    (p.window.contains(self.date), literal(i, Integer()))
-                    for i, p in enumerate(group)
-                )
-            ).label("population")
-        )
-        self.grouped_population = [] if len(group) == 1 else [self.population]
-        self.where = or_(*(p.window.contains(self.date) for p in group))
-        self.loans = loans
-
-    def population_name(self, code: Any) -> str:
-        """The name of the population a row's ``population`` column codes."""
-        return self.population_names[int(code)]
-
-    def key(self, variable: Variable, *, raw_categories: bool = False) -> ColumnElement[Any]:
-        """What a variable is grouped on: its bin, or its raw value (no binning), or with
-        ``raw_categories`` a categorical column's text (binned later; see :func:`_by_text`)."""
-        column = self.loans.c[variable.column]
-        if variable.binning is None:
-            return column
-        if _by_text(variable, raw_categories):
-            return category_text(column)
-        return bin_expression(column, variable.binning)
-
-    def measures(self, *, check_weights: bool = True) -> list[ColumnElement[Any]]:
-        """Row count and summed weight; the invalid-weight count only where it is read (once
-        per population: every variable sees the same rows)."""
-        out: list[ColumnElement[Any]] = [func.count().label("n")]
-        if self.weight is not None:
-            invalid: ColumnElement[Any] = (
-                func.sum(case((or_(self.weight.is_(None), self.weight < 0), 1), else_=0))
-                if check_weights
-                else literal(0)
-            )
-            out += [func.sum(self.weight).label("w"), invalid.label("bad_weights")]
-        return out
+def _key(
+    cols: QueryColumns, variable: Variable, *, raw_categories: bool = False
+) -> ColumnElement[Any]:
+    """What a variable is grouped on: its bin, or its raw value (no binning), or with
+    ``raw_categories`` a categorical column's text (binned later; see :func:`_by_text`)."""
+    column = cols.column(variable)
+    if variable.binning is None:
+        return column
+    if _by_text(variable, raw_categories):
+        return category_text(column)
+    return bin_expression(column, variable.binning)
 
 
 def _grouped(cols: QueryColumns, variable: Variable, tag: bool) -> Select[Any]:
-    key = cols.key(variable).label("k")
+    key = _key(cols, variable).label("k")
     head: list[ColumnElement[Any]] = [cols.population]
     if tag:
         head.append(literal(variable.name).label("variable"))
@@ -245,7 +184,9 @@ def _packed(
     cols: QueryColumns, pack: Sequence[Variable], *, raw_categories: bool = False
 ) -> Select[Any]:
     """The loans grouped on every key of ``pack`` at once: one row per combination."""
-    keys = [cols.key(v, raw_categories=raw_categories).label(f"k_{i}") for i, v in enumerate(pack)]
+    keys = [
+        _key(cols, v, raw_categories=raw_categories).label(f"k_{i}") for i, v in enumerate(pack)
+    ]
     first = any(v.name == cols.request.variables[0].name for v in pack)
     columns = [cols.population, *cols.segments, cols.label, *keys]
     return (
@@ -281,7 +222,7 @@ def _union_over_keys(cols: QueryColumns, variables: Sequence[Variable]) -> Selec
     """One scan computing every variable's key into a CTE, then a UNION ALL of one GROUP BY
     per variable over it; the rows have the layout of :func:`_grouped`'s."""
     weight = [] if cols.weight is None else [cols.weight.label("weight")]
-    keys = [cols.key(v).label(f"k_{i}") for i, v in enumerate(variables)]
+    keys = [_key(cols, v).label(f"k_{i}") for i, v in enumerate(variables)]
     binned = (
         select(cols.population, *cols.segments, cols.label, *weight, *keys)
         .select_from(cols.loans)
@@ -308,7 +249,7 @@ def _union_over_keys(cols: QueryColumns, variables: Sequence[Variable]) -> Selec
 
 
 def _grouping_sets(cols: QueryColumns, variables: Sequence[Variable]) -> Select[Any]:
-    keys = [cols.key(v).label(f"k_{i}") for i, v in enumerate(variables)]
+    keys = [_key(cols, v).label(f"k_{i}") for i, v in enumerate(variables)]
     flags = [func.grouping(k).label(f"g_{i}") for i, k in enumerate(keys)]
     common = [*cols.grouped_population, *cols.segments, cols.label]
     sets = [tuple_(*common, key) for key in keys]
