@@ -459,12 +459,12 @@ def duckdb_sql_file(path: Path, request: Any, strategy: str, out: Path) -> Path:
     """riskmon's statements for ``strategy`` with the values written in, as a JSON list."""
     from sqlalchemy import create_engine
 
-    from riskmon.collect import pushdown
+    from riskmon.collect import profile_for, pushdown
 
     engine = create_engine(f"duckdb:///{path}")
     loans = _duckdb_table()
     shape: Any = strategy
-    statements = pushdown.statements(loans, request, shape, "duckdb")
+    statements = pushdown.statements(loans, request, shape, profile_for("duckdb"))
     texts = [
         str(s.select.compile(engine, compile_kwargs={"literal_binds": True})) for s in statements
     ]
@@ -663,7 +663,7 @@ def time_floor(url: str, request: Any, shape: str, binning_sql: str, tuned: bool
     ``tuned``: with the PostgreSQL planner settings riskmon uses (enable_sort, jit off)."""
     from sqlalchemy import MetaData, Table, create_engine, text
 
-    from riskmon.collect.pushdown import POSTGRESQL_SETTINGS
+    from riskmon.collect.engines import POSTGRESQL_SETTINGS
 
     engine = create_engine(url)
     try:

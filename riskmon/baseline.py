@@ -32,18 +32,18 @@ from riskmon.collect import (
     CollectRequest,
     Population,
     Source,
+    SourceColumn,
     Variable,
+    category_text,
     collect,
+    required_columns,
 )
-from riskmon.collect.binsql import category_text
-from riskmon.collect.source import SourceColumn, required_columns
 from riskmon.config import ModelConfig, model_fingerprint
 from riskmon.errors import ConfigError, InvalidDataError
 from riskmon.figures import FrozenBaseline
 from riskmon.figures.discrimination import ranking_figures
 from riskmon.figures.strength import iv_figure
-from riskmon.metrics import Binning, CountTable, fit_binning, score_grid_table
-from riskmon.metrics._binning import numeric_values
+from riskmon.metrics import Binning, CountTable, fit_binning, numeric_values, score_grid_table
 from riskmon.plan import DateWindow
 from riskmon.records import BASELINE, DEVELOPMENT, SCORE, SCORE_RANKING, FigureRecord
 from riskmon.store import (

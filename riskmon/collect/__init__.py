@@ -1,10 +1,10 @@
 """Collect: the count tables of a run, computed where the loans live.
 
 :func:`collect` reads one :class:`CollectRequest` from a :class:`Source` with the strategy
-chosen for its dialect — SQL pushdown (one of the query shapes of :mod:`.pushdown`) or the
-streaming reader (:mod:`.stream`) — checks what came back (labels 0/1/NULL, no NULL scores,
-non-negative weights) and returns :class:`CollectedTables`. Every strategy returns the same
-tables on the same data.
+its engine's profile (:mod:`.engines`) chooses — SQL pushdown (one of the query shapes of
+:mod:`.pushdown`) or the streaming reader (:mod:`.stream`) — checks what came back (labels
+0/1/NULL, no NULL scores, non-negative weights) and returns :class:`CollectedTables`. Every
+strategy returns the same tables on the same data.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from __future__ import annotations
 from typing import Literal
 
 from riskmon.collect import pushdown, stream
+from riskmon.collect.binsql import category_text
+from riskmon.collect.engines import PROFILES, EngineProfile, profile_for
 from riskmon.collect.source import Source, SourceColumn, required_columns
 from riskmon.collect.tables import (
-    ALL,
     Aggregate,
     CollectedTables,
     CollectRequest,
@@ -28,6 +29,7 @@ from riskmon.collect.tables import (
     missing_in_bins,
 )
 from riskmon.errors import SourceError
+from riskmon.records import ALL
 
 Strategy = Literal["auto", "packed", "grouping_sets", "union_all", "per_variable", "stream"]
 STRATEGIES: tuple[Strategy, ...] = (
@@ -39,22 +41,22 @@ STRATEGIES: tuple[Strategy, ...] = (
     "stream",
 )
 
-#: the strategy "auto" picks per dialect, from the measurements in benchmarks/collect.md
+#: the strategy "auto" picks per dialect: each known engine profile's default shape (from the
+#: measurements in benchmarks/collect.md); any other dialect gets the generic profile's
 DEFAULT_STRATEGY: dict[str, Strategy] = {
-    "postgresql": "packed",
-    "duckdb": "packed",
-    "sqlite": "stream",
-    "mysql": "union_all",
-    "mariadb": "union_all",
+    dialect: profile.default_shape for profile in PROFILES for dialect in profile.dialects
 }
-FALLBACK_STRATEGY: Strategy = "union_all"
 
 
 def resolve_strategy(strategy: Strategy, dialect: str) -> Strategy:
     """The strategy to use on ``dialect``; "auto" looks it up, anything else is checked."""
+    return _resolve(strategy, dialect, profile_for(dialect))
+
+
+def _resolve(strategy: Strategy, dialect: str, engine: EngineProfile) -> Strategy:
     if strategy == "auto":
-        return DEFAULT_STRATEGY.get(dialect, FALLBACK_STRATEGY)
-    if strategy == "grouping_sets" and dialect not in pushdown.GROUPING_SETS_DIALECTS:
+        return engine.default_shape
+    if strategy == "grouping_sets" and not engine.grouping_sets:
         raise SourceError(f"strategy 'grouping_sets' is not available on {dialect}")
     return strategy
 
@@ -64,7 +66,7 @@ def collect(
 ) -> CollectedTables:
     """Every count table ``request`` asks for, read from ``source``."""
     loans = source.check_columns()
-    chosen = resolve_strategy(strategy, source.engine.dialect.name)
+    chosen = _resolve(strategy, source.engine.dialect.name, source.profile)
     with source.reading() as connection:
         if chosen == "stream":
             try:
@@ -73,7 +75,9 @@ def collect(
                 raise source.error(str(exc), column=_column(source, exc.column)) from None
         else:
             assert chosen != "auto"
-            aggregate, invalid_weights = pushdown.run(connection, loans, request, chosen)
+            aggregate, invalid_weights = pushdown.run(
+                connection, loans, request, chosen, source.profile
+            )
     _validate(source, request, aggregate, invalid_weights)
     return assemble(request, aggregate)
 
@@ -114,11 +118,16 @@ __all__ = [
     "STRATEGIES",
     "CollectRequest",
     "CollectedTables",
+    "EngineProfile",
     "Population",
     "PopulationCounts",
     "Source",
+    "SourceColumn",
     "Strategy",
     "Variable",
+    "category_text",
     "collect",
+    "profile_for",
+    "required_columns",
     "resolve_strategy",
 ]

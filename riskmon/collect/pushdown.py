@@ -3,31 +3,28 @@
 Identifiers are quoted by the dialect and every value (dates, bin edges) is a bound parameter.
 Each query filters the loans to the populations' windows, tags each row with its population,
 computes every variable's bin (see :mod:`riskmon.collect.binsql`) and groups by population,
-segment columns, label and bin. Four query shapes, picked per dialect (see
-``benchmarks/collect.md`` for the measurements behind the defaults):
+segment columns, label and bin. Four query shapes; each engine's profile (:mod:`.engines`)
+names its default (see ``benchmarks/collect.md`` for the measurements behind them):
 
 - ``packed``: one statement per *pack* of variables, grouping the loans on all of the pack's
   keys at once, so that 22 variables take 8 scans instead of 22 (variables join a pack while
   the product of their bin counts stays within :data:`PACK_CELLS`). The combinations are
-  summed into one table per variable in Python, or on DuckDB by an outer ``GROUP BY GROUPING
-  SETS`` over the grouped rows (PostgreSQL plans that outer aggregate with a sort of every
-  loan once the table is large: 218 s instead of 33 s at 10M loans). On
-  :data:`RAW_CATEGORY_DIALECTS` a categorical column with one level a bin is grouped on its
-  text, which is put in its bin afterwards (a ``CASE`` of ``IN`` lists costs more per loan than
-  grouping on text);
+  summed into one table per variable in Python, or where the engine's profile says
+  ``marginals_in_sql`` (DuckDB) by an outer ``GROUP BY GROUPING SETS`` over the grouped rows
+  (PostgreSQL plans that outer aggregate with a sort of every loan once the table is large:
+  218 s instead of 33 s at 10M loans). Where the profile says ``categories_by_text`` a
+  categorical column with one level a bin is grouped on its text, which is put in its bin
+  afterwards (a ``CASE`` of ``IN`` lists costs more per loan than grouping on text);
 - ``grouping_sets``: one statement and one scan for every variable, ``GROUP BY GROUPING SETS``
-  (PostgreSQL, DuckDB);
-- ``union_all``: one statement, a ``UNION ALL`` of one ``GROUP BY`` per variable (any dialect;
-  most engines scan once per variable; on DuckDB each ``GROUP BY`` reads a CTE that computes
-  every variable's key in one scan);
+  (where the profile says ``grouping_sets``: PostgreSQL, DuckDB);
+- ``union_all``: one statement, a ``UNION ALL`` of one ``GROUP BY`` per variable (any engine;
+  most scan once per variable; where the profile says ``keys_once`` (DuckDB) each ``GROUP BY``
+  reads a CTE that computes every variable's key in one scan);
 - ``per_variable``: one statement per variable.
 
-On PostgreSQL the statements run with two planner settings, local to the read-only transaction
-(``set_config(..., true)``): ``enable_sort = off`` and ``jit = off``. The grouped result is small
-by construction (bins x segments x labels), but the planner estimates the groups of a ``CASE``
-from the distinct values of the column inside it, so with the default ``work_mem`` it sorts every
-row (spilling to disk) instead of hashing; and compiling the ``CASE`` trees just in time costs
-more than it saves. Hash aggregation still spills to disk if a table really is large.
+The statements run after the profile's :meth:`~riskmon.collect.engines.EngineProfile.tune`
+(PostgreSQL: planner settings local to the read-only transaction, see
+:data:`~riskmon.collect.engines.POSTGRESQL_SETTINGS`).
 
 Windows that overlap (a backtest whose baseline overlaps the current window) are read by
 separate statements, so that a loan counts in every population whose window holds it.
@@ -43,38 +40,29 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     FromClause,
-    Integer,
     Select,
     case,
     func,
     literal,
     or_,
     select,
-    true,
     tuple_,
     union_all,
 )
 
 from riskmon.collect.binsql import bin_expression, category_text
-from riskmon.collect.tables import Aggregate, CollectRequest, Population, Variable
+from riskmon.collect.engines import EngineProfile
+from riskmon.collect.selection import QueryColumns, disjoint_groups
+from riskmon.collect.tables import Aggregate, CollectRequest, Variable
 
 Shape = Literal["packed", "grouping_sets", "union_all", "per_variable"]
 SHAPES: tuple[Shape, ...] = ("packed", "grouping_sets", "union_all", "per_variable")
-GROUPING_SETS_DIALECTS = frozenset({"postgresql", "duckdb"})
 
 #: the most bin combinations one ``GROUP BY`` of the ``packed`` shape may group on: the product
 #: of its variables' bin counts. Three variables of ten bins (12 cells each with the missing and
 #: unseen bins) make 1,728; four would make 20,736, and their larger hash tables cost more
 #: than the scan they save (benchmarks/collect.md)
 PACK_CELLS = 2_000
-
-#: dialects whose default collations compare text exactly, as Python does: there ``packed``
-#: groups a categorical column on its text and bins it afterwards (MySQL's and MariaDB's default
-#: collations ignore case, so there the ``CASE`` of :mod:`.binsql` decides)
-RAW_CATEGORY_DIALECTS = frozenset({"postgresql", "duckdb"})
-
-#: dialects on which ``packed`` sums the combinations in SQL (``GROUPING SETS``)
-SQL_MARGINALS_DIALECTS = frozenset({"duckdb"})
 
 
 def packs(variables: Sequence[Variable], max_cells: int | None = None) -> list[list[Variable]]:
@@ -99,82 +87,21 @@ def packs(variables: Sequence[Variable], max_cells: int | None = None) -> list[l
     return out
 
 
-def disjoint_groups(populations: Sequence[Population]) -> list[list[Population]]:
-    """Populations grouped so that no two windows in a group overlap."""
-    groups: list[list[Population]] = []
-    for population in populations:
-        for group in groups:
-            if all(
-                population.window.end < other.window.start
-                or other.window.end < population.window.start
-                for other in group
-            ):
-                group.append(population)
-                break
-        else:
-            groups.append([population])
-    return groups
-
-
-class QueryColumns:
-    """The expressions one statement groups by."""
-
-    def __init__(self, loans: FromClause, request: CollectRequest, group: Sequence[Population]):
-        c = loans.c
-        self.request = request
-        self.date = c[request.score_date]
-        self.label = c[request.label].label("label")
-        self.weight = c[request.weight] if request.weight else None
-        self.segments = [c[name].label(f"segment_{i}") for i, name in enumerate(request.segments)]
-        # each row's population as its position in the group (see population_name): one
-        # window, a constant, not grouped on; several, a CASE that is grouped on. An integer
-        # rather than the population's name, because grouping on text costs more (DuckDB:
-        # about a third of each GROUP BY, benchmarks/collect.md)
-        self.population_names = [p.name for p in group]
-        self.population: ColumnElement[Any] = (
-            literal(0, Integer()).label("population")
-            if len(group) == 1
-            else case(
-                *(
-                    (p.window.contains(self.date), literal(i, Integer()))
-                    for i, p in enumerate(group)
-                )
-            ).label("population")
-        )
-        self.grouped_population = [] if len(group) == 1 else [self.population]
-        self.where = or_(*(p.window.contains(self.date) for p in group))
-        self.loans = loans
-
-    def population_name(self, code: Any) -> str:
-        """The name of the population a row's ``population`` column codes."""
-        return self.population_names[int(code)]
-
-    def key(self, variable: Variable, *, raw_categories: bool = False) -> ColumnElement[Any]:
-        """What a variable is grouped on: its bin, or its raw value (no binning), or with
-        ``raw_categories`` a categorical column's text (binned later; see :func:`_by_text`)."""
-        column = self.loans.c[variable.column]
-        if variable.binning is None:
-            return column
-        if _by_text(variable, raw_categories):
-            return category_text(column)
-        return bin_expression(column, variable.binning)
-
-    def measures(self, *, check_weights: bool = True) -> list[ColumnElement[Any]]:
-        """Row count and summed weight; the invalid-weight count only where it is read (once
-        per population: every variable sees the same rows)."""
-        out: list[ColumnElement[Any]] = [func.count().label("n")]
-        if self.weight is not None:
-            invalid: ColumnElement[Any] = (
-                func.sum(case((or_(self.weight.is_(None), self.weight < 0), 1), else_=0))
-                if check_weights
-                else literal(0)
-            )
-            out += [func.sum(self.weight).label("w"), invalid.label("bad_weights")]
-        return out
+def _key(
+    cols: QueryColumns, variable: Variable, *, raw_categories: bool = False
+) -> ColumnElement[Any]:
+    """What a variable is grouped on: its bin, or its raw value (no binning), or with
+    ``raw_categories`` a categorical column's text (binned later; see :func:`_by_text`)."""
+    column = cols.column(variable)
+    if variable.binning is None:
+        return column
+    if _by_text(variable, raw_categories):
+        return category_text(column)
+    return bin_expression(column, variable.binning)
 
 
 def _grouped(cols: QueryColumns, variable: Variable, tag: bool) -> Select[Any]:
-    key = cols.key(variable).label("k")
+    key = _key(cols, variable).label("k")
     head: list[ColumnElement[Any]] = [cols.population]
     if tag:
         head.append(literal(variable.name).label("variable"))
@@ -186,12 +113,6 @@ def _grouped(cols: QueryColumns, variable: Variable, tag: bool) -> Select[Any]:
         .where(cols.where)
         .group_by(*cols.grouped_population, *cols.segments, cols.label, key)
     )
-
-
-#: dialects on which ``union_all`` computes every key once, in a CTE the GROUP BYs share
-#: (DuckDB materializes a CTE that is read more than once; PostgreSQL would too, but into a
-#: tuplestore read without parallel workers)
-KEYS_ONCE_DIALECTS = frozenset({"duckdb"})
 
 
 @dataclass(frozen=True)
@@ -212,17 +133,17 @@ class Statement:
 
 
 def statements(
-    loans: FromClause, request: CollectRequest, shape: Shape, dialect: str
+    loans: FromClause, request: CollectRequest, shape: Shape, engine: EngineProfile
 ) -> Iterator[Statement]:
-    """The statements of one collect pass in ``shape``, as written for ``dialect``."""
+    """The statements of one collect pass in ``shape``, as written for ``engine``."""
     for group in disjoint_groups(request.populations):
         cols = QueryColumns(loans, request, group)
         if shape == "packed":
-            raw = dialect in RAW_CATEGORY_DIALECTS
+            raw = engine.categories_by_text
             for pack in packs(request.variables):
                 if len(pack) == 1:
                     yield Statement(_grouped(cols, pack[0], tag=True), cols, "tagged")
-                elif dialect in SQL_MARGINALS_DIALECTS:
+                elif engine.marginals_in_sql:
                     yield Statement(_pack_marginals(cols, pack), cols, "grouping_sets", (*pack,))
                 else:
                     select_ = _packed(cols, pack, raw_categories=raw)
@@ -230,7 +151,7 @@ def statements(
         elif shape == "per_variable":
             for variable in request.variables:
                 yield Statement(_grouped(cols, variable, tag=True), cols, "tagged")
-        elif shape == "union_all" and dialect in KEYS_ONCE_DIALECTS and len(request.variables) > 1:
+        elif shape == "union_all" and engine.keys_once and len(request.variables) > 1:
             yield Statement(_union_over_keys(cols, request.variables), cols, "tagged")
         elif shape == "union_all":
             parts = [_grouped(cols, v, tag=True) for v in request.variables]
@@ -245,7 +166,9 @@ def _packed(
     cols: QueryColumns, pack: Sequence[Variable], *, raw_categories: bool = False
 ) -> Select[Any]:
     """The loans grouped on every key of ``pack`` at once: one row per combination."""
-    keys = [cols.key(v, raw_categories=raw_categories).label(f"k_{i}") for i, v in enumerate(pack)]
+    keys = [
+        _key(cols, v, raw_categories=raw_categories).label(f"k_{i}") for i, v in enumerate(pack)
+    ]
     first = any(v.name == cols.request.variables[0].name for v in pack)
     columns = [cols.population, *cols.segments, cols.label, *keys]
     return (
@@ -281,7 +204,7 @@ def _union_over_keys(cols: QueryColumns, variables: Sequence[Variable]) -> Selec
     """One scan computing every variable's key into a CTE, then a UNION ALL of one GROUP BY
     per variable over it; the rows have the layout of :func:`_grouped`'s."""
     weight = [] if cols.weight is None else [cols.weight.label("weight")]
-    keys = [cols.key(v).label(f"k_{i}") for i, v in enumerate(variables)]
+    keys = [_key(cols, v).label(f"k_{i}") for i, v in enumerate(variables)]
     binned = (
         select(cols.population, *cols.segments, cols.label, *weight, *keys)
         .select_from(cols.loans)
@@ -308,7 +231,7 @@ def _union_over_keys(cols: QueryColumns, variables: Sequence[Variable]) -> Selec
 
 
 def _grouping_sets(cols: QueryColumns, variables: Sequence[Variable]) -> Select[Any]:
-    keys = [cols.key(v).label(f"k_{i}") for i, v in enumerate(variables)]
+    keys = [_key(cols, v).label(f"k_{i}") for i, v in enumerate(variables)]
     flags = [func.grouping(k).label(f"g_{i}") for i, k in enumerate(keys)]
     common = [*cols.grouped_population, *cols.segments, cols.label]
     sets = [tuple_(*common, key) for key in keys]
@@ -318,16 +241,6 @@ def _grouping_sets(cols: QueryColumns, variables: Sequence[Variable]) -> Select[
         .where(cols.where)
         .group_by(func.grouping_sets(*sets))
     )
-
-
-#: planner settings for the collect statements on PostgreSQL (see the module docstring)
-POSTGRESQL_SETTINGS = {"enable_sort": "off", "jit": "off"}
-
-
-def _tune(connection: Connection) -> None:
-    if connection.dialect.name == "postgresql":
-        for name, value in POSTGRESQL_SETTINGS.items():
-            connection.execute(select(func.set_config(literal(name), literal(value), true())))
 
 
 def _by_text(variable: Variable, raw_categories: bool) -> bool:
@@ -353,7 +266,11 @@ def _binner(variable: Variable, raw_categories: bool) -> Callable[[Any], Any]:
 
 
 def run(
-    connection: Connection, loans: FromClause, request: CollectRequest, shape: Shape
+    connection: Connection,
+    loans: FromClause,
+    request: CollectRequest,
+    shape: Shape,
+    engine: EngineProfile,
 ) -> tuple[Aggregate, int]:
     """Execute the statements; the aggregate rows, and how many rows had an invalid weight."""
     aggregate = Aggregate()
@@ -361,10 +278,10 @@ def run(
     n_measures = 3 if request.weight else 1
     invalid_weights = 0
     first_variable = request.variables[0].name
-    _tune(connection)
+    engine.tune(connection)
     add = aggregate.add
     weighted = request.weight is not None
-    for statement in statements(loans, request, shape, connection.dialect.name):
+    for statement in statements(loans, request, shape, engine):
         cols, variables = statement.cols, statement.variables
         binners = [_binner(v, statement.raw_categories) for v in variables]
         layout = statement.layout

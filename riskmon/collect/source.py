@@ -1,20 +1,16 @@
 """A model's loan source: read-only connections with a time limit, and its columns checked.
 
 riskmon only ever reads a source. Besides issuing nothing but ``SELECT`` statements, every
-connection is put in the database's read-only mode where it has one (PostgreSQL and MySQL/MariaDB
-read-only transactions, SQLite ``query_only``), and every statement runs under the configured
-``statement_timeout_seconds`` where the database supports a limit (PostgreSQL, MySQL, MariaDB,
-SQLite; not DuckDB). Every statement of one :meth:`Source.reading` sees the same loans: a
-PostgreSQL transaction runs at ``REPEATABLE READ`` (one snapshot for all its statements), as
-MySQL/MariaDB's InnoDB does by default; SQLite reads inside an explicit transaction; a DuckDB file
-opened read-only cannot be written by anyone while riskmon reads it. Every error names the model
-and, where it is about one, the column; the source's password is masked.
+reading is guarded as its engine's profile (:mod:`.engines`) says: in the database's read-only
+mode where it has one, every statement under the configured ``statement_timeout_seconds`` where
+the database supports a limit, and every statement of one :meth:`Source.reading` seeing the same
+loans. Every error names the model and, where it is about one, the column; the source's password
+is masked.
 """
 
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -41,14 +37,11 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchTableError, SQLAlchemyError
 from sqlalchemy.sql import sqltypes
 
+from riskmon.collect.engines import GENERIC, EngineProfile, profile_for
 from riskmon.config import ModelConfig
 from riskmon.errors import SourceError
 from riskmon.redact import mask_url, redact
 
-#: how many SQLite virtual-machine steps run between two checks of the time limit
-_SQLITE_PROGRESS_STEPS = 10_000
-#: dialects whose SQLAlchemy driver cannot reflect a table (duckdb-engine on DuckDB 2)
-_NO_REFLECTION = frozenset({"duckdb"})
 _READ_ONLY_QUERY = re.compile(r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*(select|with)\b", re.I | re.S)
 
 
@@ -82,14 +75,6 @@ def required_columns(model: ModelConfig) -> list[SourceColumn]:
     return out
 
 
-#: DuckDB's memory limit when the source URL sets none (``?memory_limit=...``). DuckDB runs in
-#: riskmon's process and by default may take 80 % of RAM, keeping every block it has read; the
-#: default collect strategy needs little (riskmon peaks at about 230-265 MB with it on 1M-10M
-#: loans, benchmarks/collect.md); a larger GROUP BY spills to DuckDB's temporary directory
-#: (beside the file), and the union_all and grouping_sets shapes fail with a hint to raise it
-DUCKDB_MEMORY_LIMIT = "64MB"
-
-
 def _first_line(exc: BaseException) -> str:
     orig = getattr(exc, "orig", None)
     return redact(str(orig or exc)).strip().splitlines()[0] if str(orig or exc).strip() else ""
@@ -104,6 +89,7 @@ class Source:
         self.masked_url = mask_url(self.config.url)
         self._own_engine = engine is None
         self.engine = engine if engine is not None else self._create_engine()
+        self.profile: EngineProfile = profile_for(self.engine.dialect.name)
         self._columns: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ errors
@@ -117,22 +103,18 @@ class Source:
     # ------------------------------------------------------------------ connections
     def _create_engine(self) -> Engine:
         url = make_url(self.config.url) if _is_url(self.config.url) else None
-        # DuckDB opens its file read-only (it has no per-statement timeout; see the README),
-        # and runs inside riskmon's process with a memory limit (a URL's own setting wins)
-        duckdb = url is not None and url.drivername == "duckdb"
-        connect_args: dict[str, Any] = (
-            {"read_only": True, "config": {"memory_limit": DUCKDB_MEMORY_LIMIT}} if duckdb else {}
-        )
+        # the engine's name as the URL spells it: the dialect itself is known once it loads
+        profile = GENERIC if url is None else profile_for(url.get_backend_name(), warn=False)
         try:
-            engine = create_engine(self.config.url, pool_pre_ping=True, connect_args=connect_args)
+            engine = create_engine(
+                self.config.url, pool_pre_ping=True, connect_args=profile.connect_args()
+            )
         except (SQLAlchemyError, ImportError) as exc:
             raise self.error(
                 f"cannot use source URL {self.masked_url}: {_first_line(exc)}"
             ) from None
-        if engine.dialect.name == "sqlite":
-            event.listen(engine, "connect", _sqlite_read_only)
-        elif engine.dialect.name in ("mysql", "mariadb"):
-            event.listen(engine, "connect", _mysql_read_only)
+        if profile.on_connect is not None:
+            event.listen(engine, "connect", profile.on_connect)
         return engine
 
     def close(self) -> None:
@@ -157,21 +139,15 @@ class Source:
                 f"cannot connect to source {self.masked_url}: {_first_line(exc)}"
             ) from None
         try:
-            self._guard(connection, seconds)
+            self.profile.begin(connection, seconds)
             yield connection
         except DBAPIError as exc:
-            if _is_timeout(exc):
+            if self.profile.is_timeout(exc):
                 raise self.error(
                     f"a query on source {self.masked_url} ran longer than "
                     f"statement_timeout_seconds={seconds:g} and was cancelled"
                 ) from None
-            hint = ""
-            if connection.dialect.name == "duckdb" and "out of memory" in str(exc).lower():
-                hint = (
-                    f"; DuckDB's memory_limit is {DUCKDB_MEMORY_LIMIT} unless the source URL "
-                    "sets one: raise it there (e.g. ?memory_limit=1GB), or use the default "
-                    "strategy, which needs the least"
-                )
+            hint = self.profile.error_hint(exc)
             raise self.error(
                 f"query on source {self.masked_url} failed: {_first_line(exc)}{hint}"
             ) from None
@@ -180,32 +156,6 @@ class Source:
                 connection.rollback()
             finally:
                 connection.close()
-
-    def _guard(self, connection: Connection, seconds: float) -> None:
-        dialect = connection.dialect.name
-        ms = max(1, int(seconds * 1000))
-        if dialect == "postgresql":
-            # one snapshot for every statement of the transaction: a collect pass may run
-            # several, and loans written in between must not count in some tables only
-            connection.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"))
-            connection.execute(
-                text("SELECT set_config('statement_timeout', :ms, true)"), {"ms": str(ms)}
-            )
-        elif dialect in ("mysql", "mariadb"):
-            if getattr(connection.dialect, "is_mariadb", False):
-                connection.execute(text("SET SESSION max_statement_time = :s"), {"s": seconds})
-            else:
-                connection.execute(text("SET SESSION max_execution_time = :ms"), {"ms": ms})
-        elif dialect == "sqlite":
-            connection.exec_driver_sql("PRAGMA query_only = ON")
-            # the sqlite3 module opens no transaction for a SELECT, so each statement would
-            # read its own snapshot; an explicit one holds a single snapshot until the rollback
-            connection.exec_driver_sql("BEGIN")
-            raw = connection.connection.dbapi_connection
-            deadline = time.monotonic() + seconds
-            raw.set_progress_handler(  # type: ignore[union-attr]
-                lambda: int(time.monotonic() > deadline), _SQLITE_PROGRESS_STEPS
-            )
 
     # ------------------------------------------------------------------ the loans
     def selectable(self) -> FromClause:
@@ -229,7 +179,7 @@ class Source:
     def _table(self) -> FromClause:
         assert self.config.table is not None
         name = ".".join(filter(None, [self.config.schema_, self.config.table]))
-        if self.engine.dialect.name not in _NO_REFLECTION:
+        if self.profile.reflects_tables:
             try:
                 with self.reading() as connection:
                     return Table(
@@ -302,28 +252,3 @@ def _is_numeric(kind: Any) -> bool:
     # columns declared without a type), which the reading itself then checks
     numeric = (sqltypes.Numeric, sqltypes.Float, sqltypes.Integer, sqltypes.Boolean)
     return isinstance(kind, (*numeric, sqltypes.NullType))
-
-
-def _is_timeout(exc: DBAPIError) -> bool:
-    message = str(exc.orig).lower()
-    return any(
-        needle in message
-        for needle in (
-            "statement timeout",
-            "interrupted",
-            "max_statement_time",
-            "max_execution_time",
-        )
-    )
-
-
-def _sqlite_read_only(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA query_only = ON")
-    cursor.close()
-
-
-def _mysql_read_only(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    cursor.execute("SET SESSION TRANSACTION READ ONLY")
-    cursor.close()

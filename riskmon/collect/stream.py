@@ -18,7 +18,7 @@ import pandas as pd
 from sqlalchemy import ColumnElement, Connection, FromClause, select
 
 from riskmon.collect.binsql import category_text
-from riskmon.collect.pushdown import QueryColumns, disjoint_groups
+from riskmon.collect.selection import QueryColumns, disjoint_groups
 from riskmon.collect.tables import Aggregate, CollectRequest, ColumnDataError, Variable
 from riskmon.errors import InvalidDataError
 
@@ -29,7 +29,7 @@ DEFAULT_CHUNK_ROWS = 20_000
 
 
 def _source_expression(cols: QueryColumns, variable: Variable) -> ColumnElement[Any]:
-    column = cols.loans.c[variable.column]
+    column = cols.column(variable)
     if variable.binning is not None and variable.binning.kind == "categorical":
         return category_text(column)
     return column

@@ -22,7 +22,7 @@ import numpy as np
 from riskmon.errors import InvalidDataError
 from riskmon.metrics import Binning, CountTable
 from riskmon.plan import DateWindow
-from riskmon.records import ALL as ALL  # the segment key, re-exported by riskmon.collect
+from riskmon.records import ALL
 
 
 @dataclass(frozen=True)

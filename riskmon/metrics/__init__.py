@@ -6,7 +6,7 @@ the same functions on arrays (``y_true, y_score``), which first build the count 
 
 from riskmon.errors import DegenerateDataWarning, InvalidDataError
 from riskmon.metrics._bin_fit import fit_binning, infer_kind, quantile_edges
-from riskmon.metrics._binning import MISSING_LABEL, UNSEEN_LABEL, Binning
+from riskmon.metrics._binning import MISSING_LABEL, UNSEEN_LABEL, Binning, numeric_values
 from riskmon.metrics._bootstrap import (
     BootstrapResult,
     bootstrap_ci,
@@ -139,6 +139,7 @@ __all__ = [
     "mean_absolute_error",
     "mean_absolute_percentage_error",
     "mean_squared_error",
+    "numeric_values",
     "population_stability_index",
     "population_stability_index_from_counts",
     "precision_recall_curve",

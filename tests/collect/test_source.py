@@ -9,7 +9,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DBAPIError
 
 from riskmon.collect import Source, collect
-from riskmon.collect.source import DUCKDB_MEMORY_LIMIT
+from riskmon.collect.engines import DUCKDB_MEMORY_LIMIT
 from riskmon.errors import SourceError
 
 from .loans import load, loan_frame, model_config
