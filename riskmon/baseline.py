@@ -142,6 +142,21 @@ def variables(model: ModelConfig, bins: FrozenBins) -> list[Variable]:
     return out
 
 
+def collect_request(
+    model: ModelConfig, bins: FrozenBins, populations: Sequence[Population]
+) -> CollectRequest:
+    """What a collect pass reads for ``model`` on frozen ``bins``: every variable of the
+    model, for each of ``populations``, weighted and segmented as configured."""
+    return CollectRequest(
+        populations=list(populations),
+        variables=variables(model, bins),
+        score_date=model.columns.score_date,
+        label=model.columns.label,
+        weight=model.columns.weight,
+        segments=model.columns.segments,
+    )
+
+
 def ranking_table(
     collected: CollectedTables, bins: FrozenBins, population: str, segment: str = ALL
 ) -> tuple[CountTable, CountTable | None]:
@@ -184,18 +199,11 @@ def freeze(model: ModelConfig, source: Source, store: MetricStore) -> StoredBase
     """Fit, collect, measure and store a new baseline version of ``model``."""
     bins = fit_bins(model, source)
     window = DateWindow(model.baseline.start, model.baseline.end)
-    request = CollectRequest(
-        populations=[
-            Population(BASELINE, window, labeled=False),
-            Population(DEVELOPMENT, window, labeled=True),
-        ],
-        variables=variables(model, bins),
-        score_date=model.columns.score_date,
-        label=model.columns.label,
-        weight=model.columns.weight,
-        segments=model.columns.segments,
-    )
-    collected = collect(source, request)
+    populations = [
+        Population(BASELINE, window, labeled=False),
+        Population(DEVELOPMENT, window, labeled=True),
+    ]
+    collected = collect(source, collect_request(model, bins, populations))
     segments = [s for s in collected.segments() if (DEVELOPMENT, SCORE, s) in collected.tables]
     figures: list[FigureRecord] = []
     for segment in segments:

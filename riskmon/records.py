@@ -16,7 +16,7 @@ Conventions, the same in memory, in the store and in reports:
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -139,13 +139,54 @@ class RunCounts:
 
 
 @dataclass(frozen=True)
-class RunWindows:
-    """The score-date windows a run measured, both ends inclusive, as the run planned them."""
+class RunPlanRecord:
+    """What a run measured, as it planned it: its windows (score dates, both ends inclusive),
+    the model's columns and score direction, and the snapshot its source read. Stored with the
+    run, so that its report never re-plans it from a configuration that may have changed."""
 
     current: tuple[dt.date, dt.date]
     performance: tuple[dt.date, dt.date]
     stability_window: str
     performance_window: str
+    score: str
+    score_direction: str
+    label: str
+    weight: str | None
+    snapshot: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The plan as a JSON object (dates as ISO text)."""
+        return {
+            "current": [d.isoformat() for d in self.current],
+            "performance": [d.isoformat() for d in self.performance],
+            "stability_window": self.stability_window,
+            "performance_window": self.performance_window,
+            "score": self.score,
+            "score_direction": self.score_direction,
+            "label": self.label,
+            "weight": self.weight,
+            "snapshot": self.snapshot,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunPlanRecord:
+        """The plan :meth:`to_json` wrote."""
+
+        def window(key: str) -> tuple[dt.date, dt.date]:
+            start, end = data[key]
+            return dt.date.fromisoformat(start), dt.date.fromisoformat(end)
+
+        return cls(
+            current=window("current"),
+            performance=window("performance"),
+            stability_window=str(data["stability_window"]),
+            performance_window=str(data["performance_window"]),
+            score=str(data["score"]),
+            score_direction=str(data["score_direction"]),
+            label=str(data["label"]),
+            weight=data.get("weight"),
+            snapshot=data.get("snapshot"),
+        )
 
 
 class Figures(Sequence[FigureRecord]):

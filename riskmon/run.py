@@ -20,10 +20,10 @@ from typing import Any
 
 from riskmon.baseline import (
     FrozenBins,
+    collect_request,
     frozen_bins,
     latest_or_freeze,
     ranking_table,
-    variables,
 )
 from riskmon.collect import (
     ALL,
@@ -49,6 +49,7 @@ from riskmon.records import (
     BinRecord,
     FigureRecord,
     RunCounts,
+    RunPlanRecord,
     Status,
 )
 from riskmon.redact import redact
@@ -153,17 +154,11 @@ def _heartbeat(store: MetricStore, run_id: int, owner: str, every: float) -> Ite
 
 
 def _request(model: ModelConfig, plan: RunPlan, bins: FrozenBins) -> CollectRequest:
-    return CollectRequest(
-        populations=[
-            Population(CURRENT, plan.current, labeled=False),
-            Population(PERFORMANCE, plan.performance, labeled=True),
-        ],
-        variables=variables(model, bins),
-        score_date=model.columns.score_date,
-        label=model.columns.label,
-        weight=model.columns.weight,
-        segments=model.columns.segments,
-    )
+    populations = [
+        Population(CURRENT, plan.current, labeled=False),
+        Population(PERFORMANCE, plan.performance, labeled=True),
+    ]
+    return collect_request(model, bins, populations)
 
 
 @dataclass(frozen=True)
@@ -210,6 +205,8 @@ def run_model(
 ) -> RunOutcome:
     """Run ``model`` as of ``as_of`` and store the result; never raises for a failed run."""
     owner = default_owner()
+    plan = plan_run(model, as_of)
+    record = _plan_record(model, plan)
     try:
         run_id = store.claim_run(
             model.name,
@@ -226,8 +223,8 @@ def run_model(
         # the heartbeat lasts until the results are committed, so the claim never looks stale
         with _heartbeat(store, run_id, owner, heartbeat_seconds):
             with Source(model) as source:
+                record = replace(record, snapshot=source.profile.snapshot)
                 baseline = latest_or_freeze(model, source, store)
-                plan = plan_run(model, as_of)
                 collected = collect(
                     source, _request(model, plan, frozen_bins(baseline)), strategy=strategy
                 )
@@ -254,6 +251,7 @@ def run_model(
                 bins=bins,
                 alerts=alerts,
                 baseline_id=baseline.id,
+                plan=record.to_json(),
                 owner=owner,
             )
     except RunInProgressError as exc:  # taken over while it ran: the new owner's results stand
@@ -264,10 +262,10 @@ def run_model(
             f"{type(exc).__name__}: {exc}" if not isinstance(exc, RiskmonError) else str(exc)
         )
         log.error("%s as of %s: run %s failed: %s", model.name, as_of, run_id, error)
-        _record_failure(store, run_id, error, owner)
+        _record_failure(store, run_id, error, owner, record)
         return RunOutcome(model.name, as_of, "failed", run_id=run_id, error=error)
     except BaseException:  # interrupted (Ctrl-C, SystemExit): the run is marked, then re-raised
-        _record_failure(store, run_id, "interrupted before it finished", owner)
+        _record_failure(store, run_id, "interrupted before it finished", owner, record)
         raise
     status = Status.worst(a.status for a in alerts)
     log.info("%s as of %s: run %s succeeded, %s", model.name, as_of, run_id, status)
@@ -284,9 +282,25 @@ def run_model(
     )
 
 
-def _record_failure(store: MetricStore, run_id: int, error: str, owner: str) -> None:
+def _plan_record(model: ModelConfig, plan: RunPlan) -> RunPlanRecord:
+    columns = model.columns
+    return RunPlanRecord(
+        current=(plan.current.start, plan.current.end),
+        performance=(plan.performance.start, plan.performance.end),
+        stability_window=str(model.stability_window),
+        performance_window=str(model.performance_window),
+        score=columns.score,
+        score_direction=model.score_direction,
+        label=columns.label,
+        weight=columns.weight,
+    )
+
+
+def _record_failure(
+    store: MetricStore, run_id: int, error: str, owner: str, plan: RunPlanRecord
+) -> None:
     try:
-        store.fail_run(run_id, error, owner=owner)
+        store.fail_run(run_id, error, owner=owner, plan=plan.to_json())
     except RiskmonError as exc:  # the store itself is down: the claim goes stale, and is retaken
         log.error("could not record the failure of run %s: %s", run_id, exc)
 
@@ -329,7 +343,9 @@ def run_models(
 
 def _render_report(config: RiskmonConfig, store: MetricStore, outcome: RunOutcome) -> str | None:
     try:
-        return str(render_run_report(config, store, outcome.model, outcome.as_of))
+        return str(
+            render_run_report(config, store, outcome.model, outcome.as_of, run_id=outcome.run_id)
+        )
     except Exception as exc:  # a report that cannot be written never undoes a stored run
         log.error(
             "%s as of %s: the report could not be written: %s",

@@ -9,7 +9,7 @@ from typing import Any
 
 from riskmon.config import ModelConfig, Thresholds, model_fingerprint
 from riskmon.figures import CATALOG
-from riskmon.plan import plan_run
+from riskmon.records import RunPlanRecord
 from riskmon.report.pages import Header, Threshold, Window
 from riskmon.store import (
     HistoryPoint,
@@ -43,28 +43,27 @@ def header(
     baseline: StoredBaseline | None,
     alerts: Sequence[StoredAlert],
 ) -> Header:
+    """The header of ``run``'s report, from what the run stored: its windows and columns are
+    those it measured, whatever the configuration says today."""
+    plan = RunPlanRecord.from_json(run.plan) if run.plan else None
     windows: list[Window] = []
     config_note = None
-    if model is not None:
-        plan = plan_run(model, run.as_of)
+    if plan is not None:
         windows = [
-            Window(
-                "current population", plan.current.start, plan.current.end, "stability: PSI, CSI"
-            ),
+            Window("current population", *plan.current, "stability: PSI, CSI"),
             Window(
                 "performance cohort",
-                plan.performance.start,
-                plan.performance.end,
-                f"outcomes after {model.performance_window}: KS, AUC, Gini, lift, IV",
+                *plan.performance,
+                f"outcomes after {plan.performance_window}: KS, AUC, Gini, lift, IV",
             ),
         ]
-        if model_fingerprint(model) != run.config_hash:
+        if model is not None and model_fingerprint(model) != run.config_hash:
             config_note = (
                 "The model's configuration changed after this run; the windows and the bad "
-                "definition shown are those of the current configuration."
+                "definition shown are those the run used."
             )
     else:
-        config_note = "The model is not in the configuration: date windows are not known."
+        config_note = "This run did not record its date windows: an earlier riskmon made it."
     if baseline is not None:
         windows.append(
             Window(
@@ -74,21 +73,20 @@ def header(
                 f"development sample: {baseline.n_rows} loans, {baseline.n_bads} bads",
             )
         )
-    columns = model.columns if model is not None else None
     return Header(
         windows=tuple(windows),
-        stability_window=str(model.stability_window) if model else None,
-        performance_window=str(model.performance_window) if model else None,
+        stability_window=plan.stability_window if plan else None,
+        performance_window=plan.performance_window if plan else None,
         bad_definition=(
-            f"column {columns.label!r}: 1 = bad (default), 0 = good, empty = outcome not yet "
+            f"column {plan.label!r}: 1 = bad (default), 0 = good, empty = outcome not yet "
             "known (unmatured)"
-            if columns
+            if plan
             else None
         ),
-        weight=f"weighted by column {columns.weight!r}" if columns and columns.weight else None,
+        weight=f"weighted by column {plan.weight!r}" if plan and plan.weight else None,
         score_direction=(
-            model.score_direction.replace("_", " ") + f" (score column {columns.score!r})"
-            if model and columns
+            plan.score_direction.replace("_", " ") + f" (score column {plan.score!r})"
+            if plan
             else None
         ),
         n_current=run.n_current,

@@ -29,6 +29,7 @@ from riskmon import __version__
 from riskmon.config import RiskmonConfig
 from riskmon.report.context import (
     IndexContext,
+    NoRunError,
     RunReportContext,
     find_run,
     index_entry,
@@ -165,16 +166,24 @@ def _write(path: Path, html: str) -> Path:
 
 
 def render_run_report(
-    config: RiskmonConfig, store: MetricStore, model: str, as_of: dt.date | None = None
+    config: RiskmonConfig,
+    store: MetricStore,
+    model: str,
+    as_of: dt.date | None = None,
+    *,
+    run_id: int | None = None,
 ) -> Path:
-    """Write the report of ``model``'s run as of ``as_of`` (its newest run when None) to
+    """Write the report of ``model``'s run as of ``as_of`` (its newest run when None; the run
+    ``run_id`` when given, as a run that just finished knows it) to
     ``<reports_dir>/<model>/<as_of>.html`` and return that path.
 
     Everything shown is read from ``store``; a failed run gives a report with its error. A
     model that is no longer configured still renders, without its date windows. Raises
     :class:`~riskmon.report.context.NoRunError` when there is no such run.
     """
-    run = find_run(store, model, as_of)
+    run = find_run(store, model, as_of) if run_id is None else store.run_by_id(run_id)
+    if run is None:
+        raise NoRunError(f"no run {run_id} in the metric store")
     configured = {m.name: m for m in config.models}
     page = run_report_context(store, run, model=configured.get(model))
     index_href = "../" + INDEX

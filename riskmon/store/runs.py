@@ -187,10 +187,18 @@ class Runs(StoreSession):
                 )
             )
 
-    def fail_run(self, run_id: int, error: str, *, owner: str | None = None) -> None:
+    def fail_run(
+        self,
+        run_id: int,
+        error: str,
+        *,
+        owner: str | None = None,
+        plan: dict[str, Any] | None = None,
+    ) -> None:
         """Record that an attempt at a run failed, with its (password-masked) error.
 
-        A first attempt is stored as failed, with no figures. A failed *re-run* of a date that
+        A first attempt is stored as failed, with no figures, and with its ``plan`` (what it
+        set out to measure) when given. A failed *re-run* of a date that
         had succeeded keeps the earlier results — a passing outage must not erase a month of
         history — and says in the run's error that a re-run failed and when.
         """
@@ -217,6 +225,6 @@ class Runs(StoreSession):
                     "n_matured": None,
                     "n_unmatured": None,
                     "baseline_id": None,
-                    "plan": null(),
+                    "plan": null() if plan is None else plan,
                 }
             session.execute(update(m.Run).where(m.Run.id == run_id).values(**values))
