@@ -14,7 +14,6 @@ from typing import Literal
 from riskmon.collect import pushdown, stream
 from riskmon.collect.source import Source, SourceColumn, required_columns
 from riskmon.collect.tables import (
-    ALL,
     Aggregate,
     CollectedTables,
     CollectRequest,
@@ -28,6 +27,7 @@ from riskmon.collect.tables import (
     missing_in_bins,
 )
 from riskmon.errors import SourceError
+from riskmon.records import ALL
 
 Strategy = Literal["auto", "packed", "grouping_sets", "union_all", "per_variable", "stream"]
 STRATEGIES: tuple[Strategy, ...] = (
