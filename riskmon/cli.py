@@ -30,7 +30,7 @@ from riskmon.redact import RedactingFilter, mask_url, redact
 from riskmon.store.repository import MetricStore
 
 if TYPE_CHECKING:
-    from riskmon.run import RunOutcome
+    from riskmon.outcome import RunOutcome
 
 
 class _CliError(click.ClickException):

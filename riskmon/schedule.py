@@ -47,8 +47,9 @@ from sqlalchemy.pool import NullPool
 
 from riskmon.config import ModelConfig, RiskmonConfig, load_config, resolve_config_path
 from riskmon.errors import ConfigError, RiskmonError
+from riskmon.outcome import RunOutcome
 from riskmon.redact import redact
-from riskmon.run import RunOutcome, run_models
+from riskmon.run import run_models
 from riskmon.store.engine import opened_store, store_engine
 from riskmon.store.migrate import check_schema
 from riskmon.store.repository import MetricStore

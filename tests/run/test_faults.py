@@ -15,7 +15,8 @@ import pytest
 from sqlalchemy import Engine, text
 
 from riskmon.config import RiskmonConfig
-from riskmon.run import RunOutcome, run_model
+from riskmon.outcome import RunOutcome
+from riskmon.run import run_model
 from riskmon.store import MetricStore
 
 from .sources import (
