@@ -11,9 +11,8 @@ point the command line uses. Three pieces:
 - :func:`scheduled_run` is the job itself: it reloads the configuration, opens the store and
   runs one model as of the date its cron fired on.
 
-Schedules are standard 5-field crontab expressions in ``scheduler.timezone``: day-of-week 0 and
-7 are Sunday, and when both day-of-month and day-of-week are restricted a day matching either
-fires, as cron does (APScheduler 3 counts weekdays from Monday and requires both).
+Schedules are standard 5-field crontab expressions in ``scheduler.timezone``, read as cron reads
+them by :mod:`riskmon.cron`.
 
 Runs execute one at a time in the scheduler's main thread, so a stop signal can reach the run
 in progress: the first SIGTERM/SIGINT lets it finish and starts no other, a second one abandons
@@ -32,7 +31,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 import click
 from apscheduler.events import EVENT_SCHEDULER_STARTED
@@ -41,11 +40,10 @@ from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.base import SchedulerNotRunningError
 from apscheduler.schedulers.blocking import BlockingScheduler
-from apscheduler.triggers.combining import OrTrigger
-from apscheduler.triggers.cron import CronTrigger
 from sqlalchemy.pool import NullPool
 
 from riskmon.config import ModelConfig, RiskmonConfig, load_config, resolve_config_path
+from riskmon.cron import cron_trigger, fire_dates, time_zone
 from riskmon.errors import ConfigError, RiskmonError
 from riskmon.outcome import RunOutcome
 from riskmon.redact import redact
@@ -66,7 +64,6 @@ JOB_FUNCTION = "riskmon.schedule:scheduled_run"
 #: how far before "now" a scheduled run looks for the fire time it was started for, beyond the
 #: misfire grace (the job may start a little after its grace was checked)
 _FIRE_LOOKBACK_MARGIN = dt.timedelta(minutes=5)
-_CRON_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
 
 #: set once `riskmon schedule` has been asked to stop: no scheduled run starts after that
 stopping = threading.Event()
@@ -76,80 +73,15 @@ class RunInterrupted(KeyboardInterrupt):
     """A second stop signal: the run in progress is abandoned (and recorded as failed)."""
 
 
-# --------------------------------------------------------------------------- cron
+# --------------------------------------------------------------------------- time
 
 
 def scheduler_timezone(config: RiskmonConfig) -> ZoneInfo:
     """The time zone schedules are read in and as-of dates are taken in."""
-    name = config.scheduler.timezone
     try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ConfigError(
-            f"expected an IANA time zone such as 'UTC' or 'Europe/Paris', got {name!r}",
-            key="scheduler.timezone",
-        ) from None
-
-
-def _weekday(token: str) -> int:
-    if token.isdigit() and 0 <= int(token) <= 7:
-        return int(token)
-    if token.lower() in _CRON_WEEKDAYS:
-        return _CRON_WEEKDAYS.index(token.lower())
-    raise ValueError(f"expected a weekday 0-7 or sun-sat, got {token!r}")
-
-
-def _weekdays(field: str) -> str:
-    """A crontab day-of-week field (0 and 7 = Sunday) as APScheduler weekday names."""
-    days: set[int] = set()
-    for part in field.split(","):
-        body, _, step = part.partition("/")
-        if body == "*":
-            first, last = 0, 6
-        elif "-" in body:
-            low, high = body.split("-", 1)
-            first, last = _weekday(low), _weekday(high)
-        else:
-            first = _weekday(body)
-            last = 6 if step else first
-        days.update(day % 7 for day in range(first, last + 1, int(step) if step else 1))
-    return ",".join(_CRON_WEEKDAYS[day] for day in sorted(days))
-
-
-def cron_trigger(expression: str, timezone: ZoneInfo) -> Any:
-    """An APScheduler trigger firing when the 5-field crontab ``expression`` does."""
-    fields = expression.split()
-    if len(fields) != 5:
-        raise ValueError(f"expected 5 cron fields, got {len(fields)} in {expression!r}")
-    minute, hour, day, month, day_of_week = fields
-    weekdays = "*" if day_of_week == "*" else _weekdays(day_of_week)
-
-    def cron(day: str, day_of_week: str) -> CronTrigger:
-        return CronTrigger(
-            minute=minute,
-            hour=hour,
-            day=day,
-            month=month,
-            day_of_week=day_of_week,
-            timezone=timezone,
-        )
-
-    if day.startswith("*") or day_of_week.startswith("*"):
-        return cron(day, weekdays)
-    # cron fires on a day matching either field when both are restricted
-    return OrTrigger([cron(day, "*"), cron("*", weekdays)])
-
-
-def fire_dates(trigger: Any, start: dt.datetime, end: dt.datetime) -> list[dt.date]:
-    """The dates (in the trigger's time zone) on which ``trigger`` fires in [start, end]."""
-    dates: list[dt.date] = []
-    fire = trigger.get_next_fire_time(None, start)
-    while fire is not None and fire <= end:
-        day = fire.date()
-        dates.append(day)
-        next_day = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), tzinfo=fire.tzinfo)
-        fire = trigger.get_next_fire_time(None, next_day)
-    return dates
+        return time_zone(config.scheduler.timezone)
+    except ValueError as exc:
+        raise ConfigError(str(exc), key="scheduler.timezone") from None
 
 
 def _local(moment: dt.datetime | None, timezone: ZoneInfo) -> dt.datetime:
@@ -464,8 +396,6 @@ __all__ = [
     "RunInterrupted",
     "build_scheduler",
     "catch_up",
-    "cron_trigger",
-    "fire_dates",
     "missed_runs",
     "schedule_command",
     "scheduled_run",
