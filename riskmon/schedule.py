@@ -15,8 +15,10 @@ Schedules are standard 5-field crontab expressions in ``scheduler.timezone``, re
 them by :mod:`riskmon.cron`.
 
 Runs execute one at a time in the scheduler's main thread, so a stop signal can reach the run
-in progress: the first SIGTERM/SIGINT lets it finish and starts no other, a second one abandons
-it (:func:`run_model` records it as failed, "interrupted before it finished").
+in progress: under :class:`StopSignals` the first SIGTERM/SIGINT lets it finish and starts no
+other, a second one abandons it (:func:`run_model` records it as failed, "interrupted before it
+finished"). The ``riskmon schedule`` command that puts these together is
+:mod:`riskmon.cli.schedule`.
 """
 
 from __future__ import annotations
@@ -26,15 +28,13 @@ import logging
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from zoneinfo import ZoneInfo
 
-import click
-from apscheduler.events import EVENT_SCHEDULER_STARTED
 from apscheduler.executors.debug import DebugExecutor
 from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -42,7 +42,7 @@ from apscheduler.schedulers.base import SchedulerNotRunningError
 from apscheduler.schedulers.blocking import BlockingScheduler
 from sqlalchemy.pool import NullPool
 
-from riskmon.config import ModelConfig, RiskmonConfig, load_config, resolve_config_path
+from riskmon.config import ModelConfig, RiskmonConfig, load_config
 from riskmon.cron import cron_trigger, fire_dates, time_zone
 from riskmon.errors import ConfigError, RiskmonError
 from riskmon.outcome import RunOutcome
@@ -51,9 +51,6 @@ from riskmon.run import run_models
 from riskmon.store.engine import opened_store, store_engine
 from riskmon.store.migrate import check_schema
 from riskmon.store.repository import MetricStore
-
-if TYPE_CHECKING:
-    from riskmon.cli import _App
 
 log = logging.getLogger(__name__)
 
@@ -265,21 +262,24 @@ def build_scheduler(
     )
 
 
-# --------------------------------------------------------------------------- the command
+# --------------------------------------------------------------------------- stopping
 
 
-class _StopSignals:
-    """SIGTERM and SIGINT for `riskmon schedule`.
+class StopSignals:
+    """SIGTERM and SIGINT for `riskmon schedule`, while in the ``with`` block.
 
-    The handler itself only sets flags and writes a byte to a pipe; a watcher thread does the
-    rest (a signal handler must not take the locks the interrupted code may hold). The second
-    signal raises :class:`RunInterrupted` in the main thread, where the runs execute.
+    The first one sets :data:`stopping`, tells ``announce`` and shuts :attr:`scheduler` down
+    once its run in progress has finished; the second raises :class:`RunInterrupted` in the
+    main thread, where the runs execute. The handler itself only sets flags and writes a byte
+    to a pipe; a watcher thread does the rest (a signal handler must not take the locks the
+    interrupted code may hold).
     """
 
     SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
-    def __init__(self) -> None:
+    def __init__(self, announce: Callable[[str], None]) -> None:
         self.received: list[int] = []
+        self._announce = announce
         self.scheduler: Any = None
         self._read, self._write = os.pipe()
         self._previous: dict[int, Any] = {}
@@ -289,7 +289,7 @@ class _StopSignals:
     def abandoned(self) -> bool:
         return len(self.received) >= 2
 
-    def __enter__(self) -> _StopSignals:
+    def __enter__(self) -> StopSignals:
         stopping.clear()
         for signum in self.SIGNALS:
             self._previous[signum] = signal.signal(signum, self._handle)
@@ -320,10 +320,9 @@ class _StopSignals:
             if not byte or byte == b"\0":
                 return
             name = signal.Signals(byte[0]).name
-            click.echo(
-                f"riskmon schedule: {name}: finishing the run in progress, then stopping "
-                f"(send it again to abandon the run)",
-                err=True,
+            self._announce(
+                f"{name}: finishing the run in progress, then stopping "
+                f"(send it again to abandon the run)"
             )
             self.stop_scheduler()
 
@@ -336,68 +335,14 @@ class _StopSignals:
             scheduler.shutdown(wait=True)
 
 
-def _echo_next_runs(scheduler: Any, config: RiskmonConfig) -> None:
-    schedules = {m.name: m.schedule for m in config.models}
-    for job in sorted(scheduler.get_jobs(), key=lambda j: j.id):
-        when = job.next_run_time.isoformat(sep=" ") if job.next_run_time else "never"
-        click.echo(f"{job.id}: next run {when} (cron {schedules.get(job.id)!r})")
-
-
-@click.command("schedule")
-@click.pass_obj
-def schedule_command(app: _App) -> None:
-    """Run every model on its cron schedule until stopped.
-
-    On start, runs the dates missed since each model's last successful run (scheduler.catch_up).
-    SIGTERM or Ctrl-C lets the run in progress finish, then exits 0; a second one abandons the
-    run (recorded as failed) and exits 128 + the signal number.
-    """
-    config = app.config()
-    config_path = resolve_config_path(app.config_path)
-    timezone = scheduler_timezone(config)
-    if not any(m.schedule for m in config.models):
-        click.echo("riskmon schedule: no model has a schedule; nothing to do", err=True)
-        return
-    with _opened(config.store.url):  # fail early, in one line, on a store that is not migrated
-        pass
-    scheduler = build_scheduler(config, config_path)
-    with _StopSignals() as signals:
-        try:
-            if config.scheduler.catch_up:
-                with _opened(config.store.url) as store:
-                    for outcome in catch_up(config, store, now=None, stop=stopping):
-                        detail = outcome.alert_status if outcome.ok else outcome.error
-                        click.echo(
-                            f"caught up {outcome.model} as of {outcome.as_of}: "
-                            f"{outcome.status} ({detail})"
-                        )
-            if not stopping.is_set():
-                signals.scheduler = scheduler
-                scheduler.add_listener(
-                    lambda _event: _echo_next_runs(scheduler, config), EVENT_SCHEDULER_STARTED
-                )
-                # a signal received while the scheduler was starting stops it right away
-                scheduler.add_listener(signals.stop_scheduler, EVENT_SCHEDULER_STARTED)
-                click.echo(f"riskmon schedule: running (time zone {timezone.key})")
-                scheduler.start()
-        except RunInterrupted:
-            pass
-        finally:
-            if scheduler.running:
-                scheduler.shutdown(wait=False)
-    if signals.abandoned:
-        raise click.exceptions.Exit(128 + signals.received[1])
-    click.echo("riskmon schedule: stopped")
-
-
 __all__ = [
     "JOB_FUNCTION",
     "JOB_TABLE",
     "RunInterrupted",
+    "StopSignals",
     "build_scheduler",
     "catch_up",
     "missed_runs",
-    "schedule_command",
     "scheduled_run",
     "scheduler_timezone",
 ]
