@@ -19,7 +19,7 @@ from riskmon.config import CONFIG_ENV_VAR as CONFIG_MODEL_ENV_VAR
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: what ``riskmon --help`` must not import: each costs a noticeable part of a second
-HEAVY = ("scipy", "pandas", "numpy", "sqlalchemy.orm", "apscheduler", "jinja2", "rich")
+HEAVY = ("scipy", "pandas", "numpy", "sqlalchemy.orm", "apscheduler", "jinja2", "rich", "pydantic")
 
 
 def _loaded_after(argv: list[str]) -> set[str]:
