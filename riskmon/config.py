@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo
 
 import yaml
 from pydantic import (
@@ -28,6 +29,7 @@ from pydantic import (
     model_validator,
 )
 
+from riskmon.cron import cron_trigger, time_zone
 from riskmon.errors import ConfigError
 from riskmon.redact import mask_url
 
@@ -42,6 +44,7 @@ RESERVED_VARIABLES = frozenset({"score", "score_ranking", "gains", "curve"})
 _ENV_REFERENCE = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}")
 _PERIOD = re.compile(r"^\s*(?P<count>\d+)\s*(?P<unit>day|week|month|year)s?\s*$", re.IGNORECASE)
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
+_UTC = ZoneInfo("UTC")
 
 
 def _database_url(value: str) -> str:
@@ -60,12 +63,8 @@ def _database_url(value: str) -> str:
 
 def _cron(value: str) -> str:
     # the scheduler's own reading of the expression (crontab rules: weekday 0 and 7 are Sunday)
-    from zoneinfo import ZoneInfo
-
-    from riskmon.schedule import cron_trigger
-
     try:
-        cron_trigger(value, ZoneInfo("UTC"))
+        cron_trigger(value, _UTC)
     except ValueError as exc:
         raise ValueError(
             f"expected a 5-field cron expression like '0 2 * * *', got {value!r} ({exc})"
@@ -129,14 +128,7 @@ class SmtpConfig(_Strict):
 
 
 def _timezone(value: str) -> str:
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-    try:
-        ZoneInfo(value)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ValueError(
-            f"expected an IANA time zone such as 'Europe/Paris', got {value!r}"
-        ) from None
+    time_zone(value)
     return value
 
 

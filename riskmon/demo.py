@@ -34,7 +34,7 @@ from riskmon.config import Period
 from riskmon.errors import RiskmonError
 
 if TYPE_CHECKING:
-    from riskmon.run import RunOutcome
+    from riskmon.outcome import RunOutcome
 
 REGIONS = ("north", "south", "east", "west", "centre", "coast", "hills", "capital")
 NEW_REGION = "new_town"

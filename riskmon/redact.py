@@ -10,9 +10,6 @@ from __future__ import annotations
 import logging
 import re
 
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
-
 MASK = "***"
 
 # scheme://user:password@host -> scheme://user:***@host; the scheme is optional so that
@@ -29,6 +26,10 @@ _DSN_PASSWORD = re.compile(
 
 def mask_url(url: object) -> str:
     """The URL with its password replaced by ``***`` (the text itself if it is no URL)."""
+    # SQLAlchemy is imported here: logging and the CLI's error path use this module at start-up
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
     text = str(url)
     try:
         parsed = make_url(text)

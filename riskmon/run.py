@@ -16,7 +16,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from riskmon.baseline import (
     FrozenBins,
@@ -40,12 +39,11 @@ from riskmon.evaluate import evaluate
 from riskmon.figures import CATALOG, FrozenBaseline
 from riskmon.metrics import CountTable
 from riskmon.notify import notify_run
+from riskmon.outcome import RunOutcome
 from riskmon.plan import RunPlan, plan_run
 from riskmon.records import (
     CURRENT,
     PERFORMANCE,
-    SCORE,
-    AlertRecord,
     BinRecord,
     FigureRecord,
     RunCounts,
@@ -65,65 +63,6 @@ log = logging.getLogger(__name__)
 
 #: seconds between two heartbeats of a running run
 HEARTBEAT_SECONDS = 30.0
-
-
-@dataclass(frozen=True)
-class RunOutcome:
-    """What one run did: its status, the worst alert, and everything it stored."""
-
-    model: str
-    as_of: dt.date
-    status: str  # succeeded | failed | skipped (another process holds the run)
-    run_id: int | None = None
-    error: str | None = None
-    alert_status: str = Status.NOT_EVALUABLE
-    counts: RunCounts | None = None
-    figures: tuple[FigureRecord, ...] = ()
-    alerts: tuple[AlertRecord, ...] = ()
-    baseline_version: int | None = None
-    report_path: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "succeeded"
-
-    def summary(self) -> dict[str, Any]:
-        """A JSON-serialisable summary: status, every whole-population figure, every alert."""
-        headline: dict[str, dict[str, float | None]] = {CURRENT: {}, PERFORMANCE: {}}
-        for f in self.figures:
-            if f.segment == "" and f.population in headline:
-                key = f"{f.name}[{f.variable}]" if f.variable and f.variable != SCORE else f.name
-                headline[f.population][key] = f.value
-        return {
-            "model": self.model,
-            "as_of": self.as_of.isoformat(),
-            "status": self.status,
-            "run_id": self.run_id,
-            "error": self.error,
-            "alert_status": self.alert_status if self.ok else None,
-            "baseline_version": self.baseline_version,
-            "counts": None
-            if self.counts is None
-            else {
-                "current": self.counts.n_current,
-                "matured": self.counts.n_matured,
-                "unmatured": self.counts.n_unmatured,
-            },
-            "figures": headline if self.ok else None,
-            "alerts": [
-                {
-                    "rule": a.rule,
-                    "variable": a.variable,
-                    "segment": a.segment,
-                    "status": a.status,
-                    "value": a.value,
-                    "thresholds": a.thresholds,
-                    "message": a.message,
-                }
-                for a in self.alerts
-            ],
-            "report": self.report_path,
-        }
 
 
 @dataclass
@@ -363,4 +302,4 @@ def _render_index(config: RiskmonConfig, store: MetricStore) -> None:
         log.error("the report index could not be written: %s", redact(str(exc)))
 
 
-__all__ = ["RunOutcome", "compute_run", "run_model", "run_models"]
+__all__ = ["compute_run", "run_model", "run_models"]

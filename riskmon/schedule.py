@@ -11,13 +11,14 @@ point the command line uses. Three pieces:
 - :func:`scheduled_run` is the job itself: it reloads the configuration, opens the store and
   runs one model as of the date its cron fired on.
 
-Schedules are standard 5-field crontab expressions in ``scheduler.timezone``: day-of-week 0 and
-7 are Sunday, and when both day-of-month and day-of-week are restricted a day matching either
-fires, as cron does (APScheduler 3 counts weekdays from Monday and requires both).
+Schedules are standard 5-field crontab expressions in ``scheduler.timezone``, read as cron reads
+them by :mod:`riskmon.cron`.
 
 Runs execute one at a time in the scheduler's main thread, so a stop signal can reach the run
-in progress: the first SIGTERM/SIGINT lets it finish and starts no other, a second one abandons
-it (:func:`run_model` records it as failed, "interrupted before it finished").
+in progress: under :class:`StopSignals` the first SIGTERM/SIGINT lets it finish and starts no
+other, a second one abandons it (:func:`run_model` records it as failed, "interrupted before it
+finished"). The ``riskmon schedule`` command that puts these together is
+:mod:`riskmon.cli.schedule`.
 """
 
 from __future__ import annotations
@@ -27,34 +28,29 @@ import logging
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import Any
+from zoneinfo import ZoneInfo
 
-import click
-from apscheduler.events import EVENT_SCHEDULER_STARTED
 from apscheduler.executors.debug import DebugExecutor
 from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.base import SchedulerNotRunningError
 from apscheduler.schedulers.blocking import BlockingScheduler
-from apscheduler.triggers.combining import OrTrigger
-from apscheduler.triggers.cron import CronTrigger
 from sqlalchemy.pool import NullPool
 
-from riskmon.config import ModelConfig, RiskmonConfig, load_config, resolve_config_path
+from riskmon.config import ModelConfig, RiskmonConfig, load_config
+from riskmon.cron import cron_trigger, fire_dates, time_zone
 from riskmon.errors import ConfigError, RiskmonError
+from riskmon.outcome import RunOutcome
 from riskmon.redact import redact
-from riskmon.run import RunOutcome, run_models
+from riskmon.run import run_models
 from riskmon.store import MetricStore
 from riskmon.store.engine import opened_store, store_engine
 from riskmon.store.migrate import check_schema
-
-if TYPE_CHECKING:
-    from riskmon.cli import _App
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +61,6 @@ JOB_FUNCTION = "riskmon.schedule:scheduled_run"
 #: how far before "now" a scheduled run looks for the fire time it was started for, beyond the
 #: misfire grace (the job may start a little after its grace was checked)
 _FIRE_LOOKBACK_MARGIN = dt.timedelta(minutes=5)
-_CRON_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
 
 #: set once `riskmon schedule` has been asked to stop: no scheduled run starts after that
 stopping = threading.Event()
@@ -75,80 +70,15 @@ class RunInterrupted(KeyboardInterrupt):
     """A second stop signal: the run in progress is abandoned (and recorded as failed)."""
 
 
-# --------------------------------------------------------------------------- cron
+# --------------------------------------------------------------------------- time
 
 
 def scheduler_timezone(config: RiskmonConfig) -> ZoneInfo:
     """The time zone schedules are read in and as-of dates are taken in."""
-    name = config.scheduler.timezone
     try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ConfigError(
-            f"expected an IANA time zone such as 'UTC' or 'Europe/Paris', got {name!r}",
-            key="scheduler.timezone",
-        ) from None
-
-
-def _weekday(token: str) -> int:
-    if token.isdigit() and 0 <= int(token) <= 7:
-        return int(token)
-    if token.lower() in _CRON_WEEKDAYS:
-        return _CRON_WEEKDAYS.index(token.lower())
-    raise ValueError(f"expected a weekday 0-7 or sun-sat, got {token!r}")
-
-
-def _weekdays(field: str) -> str:
-    """A crontab day-of-week field (0 and 7 = Sunday) as APScheduler weekday names."""
-    days: set[int] = set()
-    for part in field.split(","):
-        body, _, step = part.partition("/")
-        if body == "*":
-            first, last = 0, 6
-        elif "-" in body:
-            low, high = body.split("-", 1)
-            first, last = _weekday(low), _weekday(high)
-        else:
-            first = _weekday(body)
-            last = 6 if step else first
-        days.update(day % 7 for day in range(first, last + 1, int(step) if step else 1))
-    return ",".join(_CRON_WEEKDAYS[day] for day in sorted(days))
-
-
-def cron_trigger(expression: str, timezone: ZoneInfo) -> Any:
-    """An APScheduler trigger firing when the 5-field crontab ``expression`` does."""
-    fields = expression.split()
-    if len(fields) != 5:
-        raise ValueError(f"expected 5 cron fields, got {len(fields)} in {expression!r}")
-    minute, hour, day, month, day_of_week = fields
-    weekdays = "*" if day_of_week == "*" else _weekdays(day_of_week)
-
-    def cron(day: str, day_of_week: str) -> CronTrigger:
-        return CronTrigger(
-            minute=minute,
-            hour=hour,
-            day=day,
-            month=month,
-            day_of_week=day_of_week,
-            timezone=timezone,
-        )
-
-    if day.startswith("*") or day_of_week.startswith("*"):
-        return cron(day, weekdays)
-    # cron fires on a day matching either field when both are restricted
-    return OrTrigger([cron(day, "*"), cron("*", weekdays)])
-
-
-def fire_dates(trigger: Any, start: dt.datetime, end: dt.datetime) -> list[dt.date]:
-    """The dates (in the trigger's time zone) on which ``trigger`` fires in [start, end]."""
-    dates: list[dt.date] = []
-    fire = trigger.get_next_fire_time(None, start)
-    while fire is not None and fire <= end:
-        day = fire.date()
-        dates.append(day)
-        next_day = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), tzinfo=fire.tzinfo)
-        fire = trigger.get_next_fire_time(None, next_day)
-    return dates
+        return time_zone(config.scheduler.timezone)
+    except ValueError as exc:
+        raise ConfigError(str(exc), key="scheduler.timezone") from None
 
 
 def _local(moment: dt.datetime | None, timezone: ZoneInfo) -> dt.datetime:
@@ -332,21 +262,24 @@ def build_scheduler(
     )
 
 
-# --------------------------------------------------------------------------- the command
+# --------------------------------------------------------------------------- stopping
 
 
-class _StopSignals:
-    """SIGTERM and SIGINT for `riskmon schedule`.
+class StopSignals:
+    """SIGTERM and SIGINT for `riskmon schedule`, while in the ``with`` block.
 
-    The handler itself only sets flags and writes a byte to a pipe; a watcher thread does the
-    rest (a signal handler must not take the locks the interrupted code may hold). The second
-    signal raises :class:`RunInterrupted` in the main thread, where the runs execute.
+    The first one sets :data:`stopping`, tells ``announce`` and shuts :attr:`scheduler` down
+    once its run in progress has finished; the second raises :class:`RunInterrupted` in the
+    main thread, where the runs execute. The handler itself only sets flags and writes a byte
+    to a pipe; a watcher thread does the rest (a signal handler must not take the locks the
+    interrupted code may hold).
     """
 
     SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
-    def __init__(self) -> None:
+    def __init__(self, announce: Callable[[str], None]) -> None:
         self.received: list[int] = []
+        self._announce = announce
         self.scheduler: Any = None
         self._read, self._write = os.pipe()
         self._previous: dict[int, Any] = {}
@@ -356,7 +289,7 @@ class _StopSignals:
     def abandoned(self) -> bool:
         return len(self.received) >= 2
 
-    def __enter__(self) -> _StopSignals:
+    def __enter__(self) -> StopSignals:
         stopping.clear()
         for signum in self.SIGNALS:
             self._previous[signum] = signal.signal(signum, self._handle)
@@ -387,10 +320,9 @@ class _StopSignals:
             if not byte or byte == b"\0":
                 return
             name = signal.Signals(byte[0]).name
-            click.echo(
-                f"riskmon schedule: {name}: finishing the run in progress, then stopping "
-                f"(send it again to abandon the run)",
-                err=True,
+            self._announce(
+                f"{name}: finishing the run in progress, then stopping "
+                f"(send it again to abandon the run)"
             )
             self.stop_scheduler()
 
@@ -403,70 +335,14 @@ class _StopSignals:
             scheduler.shutdown(wait=True)
 
 
-def _echo_next_runs(scheduler: Any, config: RiskmonConfig) -> None:
-    schedules = {m.name: m.schedule for m in config.models}
-    for job in sorted(scheduler.get_jobs(), key=lambda j: j.id):
-        when = job.next_run_time.isoformat(sep=" ") if job.next_run_time else "never"
-        click.echo(f"{job.id}: next run {when} (cron {schedules.get(job.id)!r})")
-
-
-@click.command("schedule")
-@click.pass_obj
-def schedule_command(app: _App) -> None:
-    """Run every model on its cron schedule until stopped.
-
-    On start, runs the dates missed since each model's last successful run (scheduler.catch_up).
-    SIGTERM or Ctrl-C lets the run in progress finish, then exits 0; a second one abandons the
-    run (recorded as failed) and exits 128 + the signal number.
-    """
-    config = app.config()
-    config_path = resolve_config_path(app.config_path)
-    timezone = scheduler_timezone(config)
-    if not any(m.schedule for m in config.models):
-        click.echo("riskmon schedule: no model has a schedule; nothing to do", err=True)
-        return
-    with _opened(config.store.url):  # fail early, in one line, on a store that is not migrated
-        pass
-    scheduler = build_scheduler(config, config_path)
-    with _StopSignals() as signals:
-        try:
-            if config.scheduler.catch_up:
-                with _opened(config.store.url) as store:
-                    for outcome in catch_up(config, store, now=None, stop=stopping):
-                        detail = outcome.alert_status if outcome.ok else outcome.error
-                        click.echo(
-                            f"caught up {outcome.model} as of {outcome.as_of}: "
-                            f"{outcome.status} ({detail})"
-                        )
-            if not stopping.is_set():
-                signals.scheduler = scheduler
-                scheduler.add_listener(
-                    lambda _event: _echo_next_runs(scheduler, config), EVENT_SCHEDULER_STARTED
-                )
-                # a signal received while the scheduler was starting stops it right away
-                scheduler.add_listener(signals.stop_scheduler, EVENT_SCHEDULER_STARTED)
-                click.echo(f"riskmon schedule: running (time zone {timezone.key})")
-                scheduler.start()
-        except RunInterrupted:
-            pass
-        finally:
-            if scheduler.running:
-                scheduler.shutdown(wait=False)
-    if signals.abandoned:
-        raise click.exceptions.Exit(128 + signals.received[1])
-    click.echo("riskmon schedule: stopped")
-
-
 __all__ = [
     "JOB_FUNCTION",
     "JOB_TABLE",
     "RunInterrupted",
+    "StopSignals",
     "build_scheduler",
     "catch_up",
-    "cron_trigger",
-    "fire_dates",
     "missed_runs",
-    "schedule_command",
     "scheduled_run",
     "scheduler_timezone",
 ]

@@ -12,7 +12,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from riskmon.cli import EXIT_ALERT, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, cli
+from riskmon.cli import cli
+from riskmon.cli.runs import EXIT_ALERT, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 from riskmon.store import MetricStore
 
 from .collect.loans import load, loan_frame, model_config

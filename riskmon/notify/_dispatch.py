@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -22,13 +21,11 @@ from riskmon.notify._email import build_email, send_email
 from riskmon.notify._message import AlertLine, Notice, webhook_payload
 from riskmon.notify._policy import channel_key, previous_state, should_notify
 from riskmon.notify._webhook import post_json, scrub_url
+from riskmon.outcome import RunOutcome
 from riskmon.records import Status
 from riskmon.redact import redact
 from riskmon.report import report_path as run_report_path
 from riskmon.store import MetricStore, RunRecord
-
-if TYPE_CHECKING:  # riskmon.run calls notify_run: importing it here would be circular
-    from riskmon.run import RunOutcome
 
 log = logging.getLogger("riskmon.notify")
 

@@ -24,8 +24,8 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP as SMTPServer
 from aiosmtpd.smtp import AuthResult, Envelope, LoginPassword, Session
 
+from riskmon.outcome import RunOutcome
 from riskmon.records import AlertRecord, RunCounts, Status
-from riskmon.run import RunOutcome
 from riskmon.store import MetricStore
 
 #: seconds any socket operation of a test server may take

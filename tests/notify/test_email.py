@@ -13,8 +13,9 @@ import pytest
 
 from riskmon.config import RiskmonConfig, SmtpConfig, StoreConfig
 from riskmon.notify import notify_run
+from riskmon.outcome import RunOutcome
 from riskmon.report import report_path
-from riskmon.run import RunOutcome, run_model
+from riskmon.run import run_model
 from riskmon.store import MetricStore
 
 from ..collect.loans import load, loan_frame, model_config

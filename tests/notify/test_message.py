@@ -22,8 +22,8 @@ from riskmon.notify._message import (
     slack_text,
     webhook_payload,
 )
+from riskmon.outcome import RunOutcome
 from riskmon.records import AlertRecord
-from riskmon.run import RunOutcome
 from riskmon.store import MetricStore
 
 from ..collect.loans import model_config

@@ -12,7 +12,7 @@ import pytest
 
 from riskmon.config import NotifyChannel, RiskmonConfig, StoreConfig
 from riskmon.notify import FAILED, channel_key, notify_run, should_notify
-from riskmon.run import RunOutcome
+from riskmon.outcome import RunOutcome
 from riskmon.store import MetricStore
 
 from ..collect.loans import model_config

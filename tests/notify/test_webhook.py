@@ -15,7 +15,8 @@ import pytest
 from riskmon.config import RiskmonConfig, StoreConfig
 from riskmon.notify import DeliveryError, channel_key, notify_run
 from riskmon.notify._webhook import post_json
-from riskmon.run import RunOutcome, run_model
+from riskmon.outcome import RunOutcome
+from riskmon.run import run_model
 from riskmon.store import MetricStore
 
 from ..collect.loans import load, loan_frame, model_config

@@ -9,9 +9,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from riskmon.cli import _App
+from riskmon.cli._app import _App
+from riskmon.cli.report import report_command
 from riskmon.config import RiskmonConfig
-from riskmon.report.command import report_command
 from riskmon.store import MetricStore
 
 

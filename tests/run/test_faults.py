@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, text
 
-from riskmon.run import RunOutcome, run_model
+from riskmon.outcome import RunOutcome
+from riskmon.run import run_model
 from riskmon.store import MetricStore
 
 from .sources import (

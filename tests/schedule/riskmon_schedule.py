@@ -10,8 +10,9 @@ import sys
 
 import click
 
-from riskmon.cli import _App, _setup_logging
-from riskmon.schedule import schedule_command
+from riskmon.cli import _setup_logging
+from riskmon.cli._app import _App
+from riskmon.cli.schedule import schedule_command
 
 if __name__ == "__main__":
     _setup_logging(1)

@@ -1,13 +1,12 @@
-"""``riskmon report``: render a model's run report and the index from the metric store."""
+"""``riskmon report``: write a model's run report and the index from the metric store."""
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
 
 import click
 
-from riskmon.report.render import render_index, render_run_report
+from riskmon.cli._app import _App, _store
 
 
 @click.command("report")
@@ -22,14 +21,14 @@ from riskmon.report.render import render_index, render_run_report
 @click.option("--index-only", is_flag=True, help="Only rewrite the index of every model.")
 @click.pass_obj
 def report_command(
-    app: Any, model: str | None, as_of: dt.datetime | None, index_only: bool
+    app: _App, model: str | None, as_of: dt.datetime | None, index_only: bool
 ) -> None:
     """Write the HTML report of MODEL's run, and the index of every model.
 
     Reports go to store.reports_dir: <model>/<as-of date>.html and index.html. Each written
     path is printed.
     """
-    from riskmon.cli import _store  # the CLI module imports this one: import when run
+    from riskmon.report import render_index, render_run_report
 
     if index_only and (model is not None or as_of is not None):
         raise click.UsageError("--index-only takes no MODEL and no --as-of")

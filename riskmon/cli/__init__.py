@@ -1,0 +1,92 @@
+"""The ``riskmon`` command line.
+
+One module per command or command group; the group below finds each through :data:`COMMANDS`
+and imports it when it is asked for, and every command module imports the rest of riskmon
+(pandas, SQLAlchemy, APScheduler, ...) only when its command runs, so ``riskmon --help``
+starts fast.
+
+Domain errors (:class:`~riskmon.errors.RiskmonError`) become one line on stderr and the
+error's exit code here, and only here: 2 for usage and configuration errors, 1 otherwise.
+Every message goes through :func:`~riskmon.redact.redact` so passwords never reach a terminal.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+from typing import Any
+
+import click
+
+from riskmon import __version__
+from riskmon.cli._app import CONFIG_ENV_VAR, _App, _CliError
+from riskmon.errors import RiskmonError
+from riskmon.redact import RedactingFilter, redact
+
+#: every command: its name, and the module and attribute that define it
+COMMANDS = {
+    "backfill": ("riskmon.cli.runs", "backfill_command"),
+    "baseline": ("riskmon.cli.baseline", "baseline"),
+    "config": ("riskmon.cli.config", "config_group"),
+    "db": ("riskmon.cli.db", "db"),
+    "demo": ("riskmon.cli.demo", "demo_command"),
+    "history": ("riskmon.cli.history", "history_command"),
+    "report": ("riskmon.cli.report", "report_command"),
+    "run": ("riskmon.cli.runs", "run_command"),
+    "schedule": ("riskmon.cli.schedule", "schedule_command"),
+}
+
+
+class _Group(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in COMMANDS:
+            module, attribute = COMMANDS[cmd_name]
+            command: click.Command = getattr(importlib.import_module(module), attribute)
+            return command
+        return super().get_command(ctx, cmd_name)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except RiskmonError as exc:
+            raise _CliError(redact(str(exc)), exc.exit_code) from None
+
+
+def _setup_logging(verbosity: int) -> None:
+    level = logging.WARNING if verbosity == 0 else logging.INFO if verbosity == 1 else logging.DEBUG
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(RedactingFilter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="riskmon")
+@click.option(
+    "-c",
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help=f"Configuration file. Default: ${CONFIG_ENV_VAR}, else ./riskmon.yaml.",
+)
+@click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
+@click.pass_context
+def cli(ctx: click.Context, config_path: str | None, verbose: int) -> None:
+    """riskmon: monitor credit-risk models (KS, AUC, Gini, lift, WOE/IV, PSI/CSI)."""
+    _setup_logging(verbose)
+    ctx.obj = _App(config_path)
+
+
+def main() -> None:
+    """Entry point of the ``riskmon`` console script."""
+    cli(prog_name="riskmon")
+
+
+__all__ = ["COMMANDS", "cli", "main"]

@@ -1,0 +1,77 @@
+"""What the commands share: the application object, the metric store, errors and number display.
+
+Cheap to import (click and the standard library): ``riskmon --help`` imports every command
+module, and each imports the rest of riskmon only when its command runs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import IO, TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from riskmon.config import RiskmonConfig
+    from riskmon.store import MetricStore
+
+#: the environment variable naming the configuration file; riskmon.config.CONFIG_ENV_VAR,
+#: written out so that the CLI starts without importing the configuration model
+CONFIG_ENV_VAR = "RISKMON_CONFIG"
+
+
+class _CliError(click.ClickException):
+    """A one-line error with a chosen exit code."""
+
+    def __init__(self, message: str, exit_code: int):
+        super().__init__(message)
+        self.exit_code = exit_code  # type: ignore[misc]  # click declares a class default
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.echo(f"riskmon: error: {self.format_message()}", err=True, file=file)
+
+
+@dataclass
+class _App:
+    """What the commands share: where the configuration is, loaded on first use."""
+
+    config_path: str | None
+    _config: RiskmonConfig | None = field(default=None, init=False)
+
+    def config(self, *, required: bool = True) -> RiskmonConfig:
+        """The validated configuration.
+
+        With ``required`` false, a missing *default* config file (no --config, no
+        $RISKMON_CONFIG) means the defaults: an embedded SQLite store and no models.
+        """
+        from riskmon.config import RiskmonConfig, load_config, resolve_config_path
+
+        if self._config is None:
+            path = resolve_config_path(self.config_path)
+            implicit = self.config_path is None and CONFIG_ENV_VAR not in os.environ
+            if not required and implicit and not path.exists():
+                self._config = RiskmonConfig()
+            else:
+                self._config = load_config(path)
+        return self._config
+
+
+@contextmanager
+def _store(app: _App) -> Iterator[MetricStore]:
+    """The configured metric store, checked to be migrated, closed afterwards."""
+    from riskmon.store import MetricStore
+    from riskmon.store.engine import opened_store
+    from riskmon.store.migrate import check_schema
+
+    with opened_store(app.config().store.url) as engine:
+        check_schema(engine)
+        yield MetricStore(engine)
+
+
+def _show(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{int(value)}" if float(value).is_integer() and abs(value) >= 1 else f"{value:.4f}"

@@ -1,0 +1,162 @@
+"""``riskmon run`` and ``riskmon backfill``: run models as of dates, with exit codes for cron."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import click
+
+from riskmon.cli._app import _App, _CliError, _show, _store
+
+if TYPE_CHECKING:
+    from riskmon.outcome import RunOutcome
+
+#: exit codes of `riskmon run` and `riskmon backfill`, for cron and orchestrators
+EXIT_OK, EXIT_ALERT, EXIT_USAGE, EXIT_RUN_FAILED = 0, 1, 2, 3
+_FAIL_ON = {"red": ("RED",), "amber": ("AMBER", "RED")}
+_DATE = click.DateTime(formats=["%Y-%m-%d"])
+_STRATEGY_OPTION = click.option(
+    "--strategy",
+    # riskmon.collect.STRATEGIES, written out so that the CLI starts without importing it
+    type=click.Choice(["auto", "packed", "grouping_sets", "union_all", "per_variable", "stream"]),
+    default="auto",
+    show_default=True,
+    help="How count tables are read: SQL pushdown shapes, or a streaming read.",
+)
+
+
+def _exit_code(outcomes: Sequence[RunOutcome], fail_on: str | None) -> int:
+    if any(not o.ok for o in outcomes):
+        return EXIT_RUN_FAILED
+    if fail_on and any(o.alert_status in _FAIL_ON[fail_on] for o in outcomes):
+        return EXIT_ALERT
+    return EXIT_OK
+
+
+def _echo_outcome(outcome: RunOutcome) -> None:
+    head = f"{outcome.model} as of {outcome.as_of}: {outcome.status}"
+    if not outcome.ok:
+        click.echo(f"{head}: {outcome.error}")
+        return
+    counts = Counter(str(a.status) for a in outcome.alerts)
+    tally = ", ".join(f"{counts[s]} {s.lower()}" for s in ("RED", "AMBER") if counts[s])
+    figures = {(f.name, f.variable): f.value for f in outcome.figures if f.segment == ""}
+    shown = ", ".join(
+        f"{label} {_show(figures.get(key))}"
+        for label, key in (("KS", ("ks", "")), ("AUC", ("auc", "")), ("PSI", ("psi", "score")))
+    )
+    click.echo(f"{head}, {outcome.alert_status}{f' ({tally})' if tally else ''}; {shown}")
+    for alert in outcome.alerts:
+        if alert.status in ("RED", "AMBER"):
+            click.echo(f"  {alert.status:5} {alert.rule}: {alert.message}")
+    if outcome.report_path:
+        click.echo(f"  report: {outcome.report_path}")
+
+
+@click.command("run")
+@click.argument("models", nargs=-1)
+@click.option("--as-of", type=_DATE, default=None, help="As-of date (YYYY-MM-DD). Default: today.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json: one machine-readable summary per model.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["red", "amber"]),
+    default=None,
+    help="Exit 1 when a run raised an alert at least this severe.",
+)
+@_STRATEGY_OPTION
+@click.pass_obj
+def run_command(
+    app: _App,
+    models: tuple[str, ...],
+    as_of: dt.datetime | None,
+    fmt: str,
+    fail_on: str | None,
+    strategy: str,
+) -> None:
+    """Run MODELS (default: every model) as of a date: collect, compute, evaluate, store.
+
+    Exit codes: 0 every run succeeded; 1 a run raised an alert at --fail-on severity;
+    2 a usage or configuration error; 3 a run failed (or another process holds it).
+    """
+    from riskmon.run import run_models
+
+    config = app.config()
+    day = as_of.date() if as_of else dt.date.today()
+    with _store(app) as store:
+        outcomes = run_models(config, models, day, store=store, strategy=strategy)  # type: ignore[arg-type]
+    if fmt == "json":
+        click.echo(json.dumps([o.summary() for o in outcomes], indent=2, default=str))
+    else:
+        for outcome in outcomes:
+            _echo_outcome(outcome)
+    raise SystemExit(_exit_code(outcomes, fail_on))
+
+
+@click.command("backfill")
+@click.argument("model")
+@click.option("--from", "start", type=_DATE, required=True, help="First as-of date.")
+@click.option("--to", "end", type=_DATE, required=True, help="Last as-of date (inclusive).")
+@click.option(
+    "--every",
+    type=click.Choice(["day", "week", "month"]),
+    default="month",
+    show_default=True,
+    help="Step between as-of dates (months keep month ends).",
+)
+@_STRATEGY_OPTION
+@click.pass_obj
+def backfill_command(
+    app: _App, model: str, start: dt.datetime, end: dt.datetime, every: str, strategy: str
+) -> None:
+    """Run MODEL as of every date from --from to --to, oldest first, with a progress bar."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from riskmon.config import Period
+    from riskmon.plan import as_of_dates
+    from riskmon.run import run_models
+
+    config = app.config()
+    chosen = config.model(model)
+    if end < start:
+        raise _CliError(f"--to {end:%Y-%m-%d} is before --from {start:%Y-%m-%d}", EXIT_USAGE)
+    dates = as_of_dates(start.date(), end.date(), Period(count=1, unit=every))
+    outcomes: list[RunOutcome] = []
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with _store(app) as store, Progress(*columns, console=Console(stderr=True)) as progress:
+        task = progress.add_task(f"{chosen.name}", total=len(dates))
+        for day in dates:
+            progress.update(task, description=f"{chosen.name} as of {day}")
+            # every date gets its report; only the newest notifies, so that a backfill does
+            # not flood the channels with history
+            (outcome,) = run_models(
+                config,
+                [chosen.name],
+                day,
+                store=store,
+                strategy=strategy,  # type: ignore[arg-type]
+                notify=day == dates[-1],
+            )
+            outcomes.append(outcome)
+            progress.advance(task)
+    for outcome in outcomes:
+        _echo_outcome(outcome)
+    failed = sum(not o.ok for o in outcomes)
+    click.echo(f"{chosen.name}: {len(outcomes) - failed} of {len(outcomes)} runs succeeded")
+    raise SystemExit(_exit_code(outcomes, None))

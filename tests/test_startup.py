@@ -1,0 +1,59 @@
+"""Start-up: ``riskmon --help`` loads none of the heavy libraries, and imports follow the layers.
+
+Checked by what a fresh interpreter has in ``sys.modules``, never by timing.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from riskmon.cli import COMMANDS
+from riskmon.cli._app import CONFIG_ENV_VAR
+from riskmon.config import CONFIG_ENV_VAR as CONFIG_MODEL_ENV_VAR
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+#: what ``riskmon --help`` must not import: each costs a noticeable part of a second
+HEAVY = ("scipy", "pandas", "numpy", "sqlalchemy.orm", "apscheduler", "jinja2", "rich", "pydantic")
+
+
+def _loaded_after(argv: list[str]) -> set[str]:
+    probe = (
+        "import sys\n"
+        "from riskmon.cli import cli\n"
+        "try:\n"
+        f"    cli({argv!r}, prog_name='riskmon')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('loaded:', *sorted(sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True)
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("loaded:")]
+    return set(line.split()[1:])
+
+
+@pytest.mark.parametrize(
+    "argv", [["--help"], ["run", "--help"], ["schedule", "--help"], ["report", "--help"]]
+)
+def test_help_imports_no_heavy_library(argv: list[str]) -> None:
+    loaded = _loaded_after(argv)
+    assert not {m for m in HEAVY if m in loaded}, sorted(m for m in HEAVY if m in loaded)
+
+
+def test_every_command_module_is_imported_for_the_help() -> None:
+    # the help lists each command's first docstring line, so every module is imported
+    assert {module for module, _ in COMMANDS.values()} <= _loaded_after(["--help"])
+
+
+def test_the_cli_names_the_configuration_variable_the_configuration_reads() -> None:
+    assert CONFIG_ENV_VAR == CONFIG_MODEL_ENV_VAR
+
+
+def test_python_dash_m_riskmon_is_the_command() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "riskmon", "--help"], check=True, capture_output=True, text=True
+    )
+    assert "Usage: riskmon" in done.stdout
