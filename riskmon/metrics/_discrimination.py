@@ -111,13 +111,41 @@ def _ks_exact_pvalue(n1: int, n2: int, d: float) -> float:
 def _ks_pvalue(n_bads: int, n_goods: int, d: float) -> tuple[float, str]:
     if max(n_bads, n_goods) <= KS_EXACT_MAX_N:
         return _ks_exact_pvalue(n_bads, n_goods, d), "exact"
-    en = n_bads * n_goods / (n_bads + n_goods)
-    # imported here: collecting alone should not load scipy; scipy.special has no counterpart
-    # of the two-sided KS distribution, so only samples this large pay for scipy.stats
-    from scipy import stats
+    en = float(np.round(n_bads * n_goods / (n_bads + n_goods)))
+    p = _kstwo_sf_special(en, d)
+    if p is None:
+        # imported here: collecting alone should not load scipy; and scipy.stats costs a
+        # second to import, so only the cases scipy.special cannot answer pay for it
+        from scipy import stats
 
-    p = float(stats.kstwo.sf(d, np.round(en)))
+        p = float(stats.kstwo.sf(d, en))
     return min(max(p, 0.0), 1.0), "asymptotic"
+
+
+#: above this n, scipy.stats.kstwo.sf answers from scipy.special alone when n·d² is large
+_KSTWO_SPECIAL_MIN_N = 140
+#: n·d² at and above which kstwo.sf is 0, and at and above which it is 2·smirnov(n, d)
+_KSTWO_ZERO_NX2, _KSTWO_SMIRNOV_NX2 = 370.0, 2.2
+
+
+def _kstwo_sf_special(n: float, d: float) -> float | None:
+    """``scipy.stats.kstwo.sf(d, n)`` where scipy itself computes it with scipy.special
+    (Simard & L'Ecuyer 2011: large n and n·d²), else None.
+
+    The branches and their order are those of scipy's ``_kolmogn`` for the survival function,
+    so the value is the same to the bit; the other cases are left to scipy.stats.
+    """
+    from scipy.special import smirnov  # imported here: collecting alone should not load scipy
+
+    t = n * d
+    if n <= _KSTWO_SPECIAL_MIN_N or not 0.0 < d < 0.5 or t <= 1.0 or t >= n - 1:
+        return None
+    nx_squared = t * d
+    if nx_squared >= _KSTWO_ZERO_NX2:
+        return 0.0
+    if nx_squared >= _KSTWO_SMIRNOV_NX2:
+        return float(2 * smirnov(n, d))
+    return None
 
 
 def ks_statistic_from_counts(table: CountTable, *, higher_is_riskier: bool = True) -> KSResult:

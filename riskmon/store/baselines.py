@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, fields
 
 from sqlalchemy import func, select
 
@@ -107,37 +107,30 @@ class Baselines(StoreSession):
             if row is None:
                 return None
             baseline, model = row
+            # every bin of the baseline in one query, as plain rows, grouped by variable
+            bin_fields = [f.name for f in fields(BaselineBinRecord)]
+            bins_of: dict[int, list[BaselineBinRecord]] = {}
+            for b in session.execute(
+                select(m.BaselineBin.variable_id, *(getattr(m.BaselineBin, c) for c in bin_fields))
+                .join(m.BaselineVariable, m.BaselineVariable.id == m.BaselineBin.variable_id)
+                .where(m.BaselineVariable.baseline_id == baseline_id)
+                .order_by(m.BaselineBin.variable_id, m.BaselineBin.segment, m.BaselineBin.bin_index)
+            ):
+                bins_of.setdefault(b.variable_id, []).append(
+                    BaselineBinRecord(**{c: getattr(b, c) for c in bin_fields})
+                )
             variables: dict[str, BaselineVariableRecord] = {}
             for var in session.scalars(
                 select(m.BaselineVariable)
                 .where(m.BaselineVariable.baseline_id == baseline_id)
                 .order_by(m.BaselineVariable.id)
             ):
-                bins = session.scalars(
-                    select(m.BaselineBin)
-                    .where(m.BaselineBin.variable_id == var.id)
-                    .order_by(m.BaselineBin.segment, m.BaselineBin.bin_index)
-                )
                 variables[var.variable] = BaselineVariableRecord(
                     variable=var.variable,
                     kind=var.kind,
                     binning=dict(var.binning),
                     params=dict(var.params or {}),
-                    bins=tuple(
-                        BaselineBinRecord(
-                            bin_index=b.bin_index,
-                            label=b.label,
-                            n_total=b.n_total,
-                            total=b.total,
-                            segment=b.segment,
-                            n_goods=b.n_goods,
-                            goods=b.goods,
-                            n_bads=b.n_bads,
-                            bads=b.bads,
-                            share=b.share,
-                        )
-                        for b in bins
-                    ),
+                    bins=tuple(bins_of.get(var.id, [])),
                 )
             figures = tuple(
                 FigureRecord(

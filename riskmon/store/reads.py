@@ -98,12 +98,17 @@ class Reads(StoreSession):
 
     def bins(self, run_id: int) -> list[BinRecord]:
         """Every bin statistic of a run."""
-        query = select(m.BinStat).where(m.BinStat.run_id == run_id).order_by(m.BinStat.id)
         columns = [f.name for f in fields(BinRecord)]
+        # plain rows, not ORM objects: a run has hundreds of bins and a report reads them all
+        query = (
+            select(*(getattr(m.BinStat, c) for c in columns))
+            .where(m.BinStat.run_id == run_id)
+            .order_by(m.BinStat.id)
+        )
         with self._session() as session:
             return [
-                BinRecord(**{c: getattr(b, c) for c in columns} | {"extra": dict(b.extra or {})})
-                for b in session.scalars(query)
+                BinRecord(**(row._asdict() | {"extra": dict(row.extra or {})}))
+                for row in session.execute(query)
             ]
 
     def alerts(self, run_id: int) -> list[StoredAlert]:

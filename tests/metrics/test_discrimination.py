@@ -223,3 +223,13 @@ def test_unlabeled_table_is_rejected():
     table = CountTable.from_values([0.1, 0.2])
     with pytest.raises(InvalidDataError, match="Expected a labeled count table"):
         roc_auc_from_counts(table)
+
+
+@pytest.mark.parametrize("n", [141.0, 500.0, 20_000.0, 2_500_000.0])
+@pytest.mark.parametrize("d", [1e-4, 0.004, 0.01, 0.02, 0.05, 0.1, 0.3, 0.49, 0.5, 0.7])
+def test_kstwo_from_scipy_special_is_scipy_stats_to_the_bit(n, d):
+    from riskmon.metrics._discrimination import _kstwo_sf_special
+
+    mine = _kstwo_sf_special(n, d)
+    if mine is not None:  # the cases left to scipy.stats are computed by it
+        assert mine == float(stats.kstwo.sf(d, n))
