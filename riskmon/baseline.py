@@ -40,9 +40,7 @@ from riskmon.collect import (
 )
 from riskmon.config import ModelConfig, model_fingerprint
 from riskmon.errors import ConfigError, InvalidDataError
-from riskmon.figures import FrozenBaseline
-from riskmon.figures.discrimination import ranking_figures
-from riskmon.figures.strength import iv_figure
+from riskmon.figures import FrozenBaseline, iv_figure, ranking_figures
 from riskmon.metrics import Binning, CountTable, fit_binning, numeric_values, score_grid_table
 from riskmon.plan import DateWindow
 from riskmon.records import BASELINE, DEVELOPMENT, SCORE, SCORE_RANKING, FigureRecord

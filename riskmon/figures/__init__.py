@@ -36,6 +36,8 @@ from riskmon.figures._family import (
     Section,
     measured,
 )
+from riskmon.figures._ranking import ranking_figures
+from riskmon.figures.strength import iv_figure
 from riskmon.records import BinRecord, FigureRecord
 
 
@@ -140,5 +142,7 @@ __all__ = [
     "RunTables",
     "RunView",
     "Section",
+    "iv_figure",
     "measured",
+    "ranking_figures",
 ]

@@ -22,6 +22,7 @@ from riskmon.metrics._costs import (
     expected_cost_from_counts,
 )
 from riskmon.metrics._counts import CountTable
+from riskmon.metrics._csi import characteristic_stability_table
 from riskmon.metrics._curves import (
     average_precision,
     average_precision_from_counts,
@@ -71,7 +72,6 @@ from riskmon.metrics._regression import (
 )
 from riskmon.metrics._stability import (
     PSIResult,
-    characteristic_stability_table,
     population_stability_index,
     population_stability_index_from_counts,
     psi,

@@ -228,7 +228,7 @@ def test_unlabeled_table_is_rejected():
 @pytest.mark.parametrize("n", [141.0, 500.0, 20_000.0, 2_500_000.0])
 @pytest.mark.parametrize("d", [1e-4, 0.004, 0.01, 0.02, 0.05, 0.1, 0.3, 0.49, 0.5, 0.7])
 def test_kstwo_from_scipy_special_is_scipy_stats_to_the_bit(n, d):
-    from riskmon.metrics._discrimination import _kstwo_sf_special
+    from riskmon.metrics._ks_pvalue import _kstwo_sf_special
 
     mine = _kstwo_sf_special(n, d)
     if mine is not None:  # the cases left to scipy.stats are computed by it

@@ -1,0 +1,67 @@
+"""The deployment's configuration: one YAML file, validated into one typed model.
+
+:func:`load_config` is the only place YAML is parsed. ``${VAR}`` (or ``${VAR:-default}``) in any
+string is replaced by the environment variable before validation, so secrets stay out of the
+file. Every problem becomes a :class:`~riskmon.errors.ConfigError` naming the file, the key path
+(``models[1].source.url``) and what was expected; passwords are masked in every message.
+"""
+
+from riskmon.config._load import (
+    key_path,
+    load_config,
+    parse_config,
+    resolve_config_path,
+)
+from riskmon.config._models import (
+    CONFIG_ENV_VAR,
+    DEFAULT_CONFIG_PATH,
+    DEFAULT_STORE_URL,
+    RESERVED_VARIABLES,
+    Band,
+    Bins,
+    Characteristic,
+    ColumnMap,
+    CronExpression,
+    DatabaseURL,
+    Drop,
+    ModelConfig,
+    NotifyChannel,
+    Period,
+    RiskmonConfig,
+    SchedulerConfig,
+    SmtpConfig,
+    SourceConfig,
+    StoreConfig,
+    Thresholds,
+    Window,
+    model_fingerprint,
+)
+
+__all__ = [
+    "CONFIG_ENV_VAR",
+    "DEFAULT_CONFIG_PATH",
+    "DEFAULT_STORE_URL",
+    "RESERVED_VARIABLES",
+    "Band",
+    "Bins",
+    "Characteristic",
+    "ColumnMap",
+    "CronExpression",
+    "DatabaseURL",
+    "Drop",
+    "ModelConfig",
+    "NotifyChannel",
+    "Period",
+    "RiskmonConfig",
+    "SchedulerConfig",
+    "SmtpConfig",
+    "SourceConfig",
+    "StoreConfig",
+    "Thresholds",
+    "Window",
+    "key_path",
+    "load_config",
+    "model_fingerprint",
+    "parse_config",
+    "resolve_config_path",
+]

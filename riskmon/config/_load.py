@@ -1,0 +1,119 @@
+"""Reading the configuration: YAML, ${VAR} interpolation, errors naming the key path, and
+the fingerprint of a model's configuration."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import (
+    ValidationError,
+)
+
+#: where the configuration is looked for when neither --config nor RISKMON_CONFIG is given
+from riskmon.config._models import (
+    _ENV_REFERENCE,
+    CONFIG_ENV_VAR,
+    DEFAULT_CONFIG_PATH,
+    RiskmonConfig,
+)
+from riskmon.errors import ConfigError
+
+
+def key_path(location: tuple[int | str, ...]) -> str:
+    """``('models', 1, 'source', 'url')`` as ``models[1].source.url``."""
+    out = ""
+    for part in location:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _interpolate(node: Any, location: tuple[int | str, ...], env: Mapping[str, str]) -> Any:
+    if isinstance(node, dict):
+        return {k: _interpolate(v, (*location, str(k)), env) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_interpolate(v, (*location, i), env) for i, v in enumerate(node)]
+    if not isinstance(node, str):
+        return node
+
+    def substitute(match: re.Match[str]) -> str:
+        name, default = match["name"], match["default"]
+        if name in env:
+            return env[name]
+        if default is not None:
+            return default
+        raise ConfigError(
+            f"environment variable {name} is not set (referenced as ${{{name}}})",
+            key=key_path(location),
+        )
+
+    return _ENV_REFERENCE.sub(substitute, node)
+
+
+def _describe(error: Mapping[str, Any]) -> str:
+    kind = error["type"]
+    if kind == "missing":
+        return "required key is missing"
+    if kind == "extra_forbidden":
+        return "unknown key"
+    message = str(error["msg"])
+    return message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+
+
+def resolve_config_path(explicit: str | os.PathLike[str] | None) -> Path:
+    """The config file: ``--config``, else ``$RISKMON_CONFIG``, else ``./riskmon.yaml``."""
+    if explicit is not None:
+        return Path(explicit)
+    from_env = os.environ.get(CONFIG_ENV_VAR)
+    return Path(from_env) if from_env else DEFAULT_CONFIG_PATH
+
+
+def parse_config(data: Any, *, source: str, env: Mapping[str, str] | None = None) -> RiskmonConfig:
+    """Validate already-parsed YAML data; ``source`` names it in errors."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"expected a mapping at the top level, got {type(data).__name__}", path=source
+        )
+    try:
+        data = _interpolate(data, (), os.environ if env is None else env)
+        return RiskmonConfig.model_validate(data)
+    except ConfigError as exc:
+        raise ConfigError(exc.detail, path=source, key=exc.key) from None
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_input=False)
+        lines = [f"{source}: {key_path(e['loc']) or '(top level)'}: {_describe(e)}" for e in errors]
+        first = errors[0]
+        error = ConfigError(_describe(first), path=source, key=key_path(first["loc"]))
+        error.args = ("\n".join(lines),)
+        raise error from None
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> RiskmonConfig:
+    """Read, interpolate and validate the configuration file (see :func:`resolve_config_path`)."""
+    resolved = resolve_config_path(path)
+    try:
+        text = resolved.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        hint = "" if path is not None else " (give --config PATH or set RISKMON_CONFIG)"
+        raise ConfigError(f"configuration file not found{hint}", path=str(resolved)) from None
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read the configuration file: {exc.strerror}", path=str(resolved)
+        ) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"invalid YAML{where}: {problem}", path=str(resolved)) from None
+    return parse_config(data, source=str(resolved))
