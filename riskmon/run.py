@@ -2,8 +2,9 @@
 
 :func:`run_model` is the one entry point the CLI, the scheduler and notebooks call. It claims
 (model, as-of date) in the store — a second process gets :class:`RunInProgressError` — keeps a
-heartbeat while it works, and either stores every figure, bin and alert in one transaction or
-records the run as failed with its error and no figures. It never raises for a failed run: the
+heartbeat while it works, and either stores every figure, bin and alert, with the run's plan
+(windows, columns, the source's snapshot), in one transaction, or records the run as failed
+with its error and no figures. It never raises for a failed run: the
 outcome says what happened.
 """
 
@@ -14,7 +15,7 @@ import logging
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from riskmon.baseline import (
@@ -63,12 +64,6 @@ log = logging.getLogger(__name__)
 
 #: seconds between two heartbeats of a running run
 HEARTBEAT_SECONDS = 30.0
-
-
-@dataclass
-class _Results:
-    figures: list[FigureRecord] = field(default_factory=list)
-    bins: list[BinRecord] = field(default_factory=list)
 
 
 @contextmanager

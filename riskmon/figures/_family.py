@@ -24,7 +24,7 @@ from typing import Any, Literal, Protocol
 from riskmon.config import ModelConfig, Thresholds
 from riskmon.errors import DegenerateDataWarning
 from riskmon.metrics import CountTable
-from riskmon.records import ALL, AlertRecord, BinRecord, FigureRecord, Figures, Status
+from riskmon.records import ALL, PERFORMANCE, AlertRecord, BinRecord, FigureRecord, Figures, Status
 
 #: where a figure or a rule applies: once per segment (the whole population included), once per
 #: characteristic (whole population), or once per run
@@ -182,7 +182,7 @@ class Judge:
 
     def too_few_bads(self, segment: str) -> str | None:
         """Why the cohort (of ``segment``) has too few bads to judge, or None."""
-        n_bads = self.figures.get("n_bads", "performance", segment=segment)
+        n_bads = self.figures.get("n_bads", PERFORMANCE, segment=segment)
         count = 0 if n_bads is None or n_bads.value is None else int(n_bads.value)
         if count < self.thresholds.min_bads:
             return (
