@@ -127,11 +127,10 @@ def _env(store_file: Path, reports_dir: Path) -> dict[str, str]:
 def freeze_template(config_file: Path, template: Path, workdir: Path) -> float:
     """Create the store at ``template`` and freeze the model's baseline in it; seconds."""
     os.environ.update(_env(template, workdir / "reports_template"))
-    from riskmon.store.repository import MetricStore
-
     from riskmon.baseline import freeze
     from riskmon.collect import Source
     from riskmon.config import load_config
+    from riskmon.store import MetricStore
     from riskmon.store.engine import opened_store
     from riskmon.store.migrate import upgrade
 
@@ -158,9 +157,8 @@ def copy_store(template: Path, target: Path) -> None:
 
 # ---------------------------------------------------------------------------- children
 def _open(config_file: str) -> tuple[Any, Any, Any]:
-    from riskmon.store.repository import MetricStore
-
     from riskmon.config import load_config
+    from riskmon.store import MetricStore
     from riskmon.store.engine import store_engine
 
     config = load_config(config_file)
@@ -232,10 +230,9 @@ class Steps:
 
 def instrument(steps: Steps) -> None:
     """Wrap what ``riskmon.run`` calls, in this process only."""
-    from riskmon.store.repository import MetricStore
-
     import riskmon.report.render as render
     import riskmon.run as run
+    from riskmon.store import MetricStore
 
     for name in dir(MetricStore):
         attribute = getattr(MetricStore, name)

@@ -139,8 +139,7 @@ def run_model(
 ) -> RunOutcome:
     """Run ``model`` as of ``as_of`` and store the result; never raises for a failed run."""
     owner = default_owner()
-    plan = plan_run(model, as_of)
-    record = _plan_record(model, plan)
+    record = _planned(model, as_of)  # None when the dates cannot be planned: the run fails below
     try:
         run_id = store.claim_run(
             model.name,
@@ -148,12 +147,15 @@ def run_model(
             score_direction=model.score_direction,
             config_hash=model_fingerprint(model),
             owner=owner,
+            plan=record.to_json() if record is not None else None,
         )
     except RunInProgressError as exc:
         log.warning("%s as of %s: %s", model.name, as_of, exc)
         return RunOutcome(model.name, as_of, "skipped", error=str(exc))
     try:
         log.info("%s as of %s: run %s started", model.name, as_of, run_id)
+        plan = plan_run(model, as_of)
+        record = _plan_record(model, plan)
         # the heartbeat lasts until the results are committed, so the claim never looks stale
         with _heartbeat(store, run_id, owner, heartbeat_seconds):
             with Source(model) as source:
@@ -216,6 +218,13 @@ def run_model(
     )
 
 
+def _planned(model: ModelConfig, as_of: dt.date) -> RunPlanRecord | None:
+    try:
+        return _plan_record(model, plan_run(model, as_of))
+    except (ValueError, OverflowError):
+        return None
+
+
 def _plan_record(model: ModelConfig, plan: RunPlan) -> RunPlanRecord:
     columns = model.columns
     return RunPlanRecord(
@@ -231,10 +240,10 @@ def _plan_record(model: ModelConfig, plan: RunPlan) -> RunPlanRecord:
 
 
 def _record_failure(
-    store: MetricStore, run_id: int, error: str, owner: str, plan: RunPlanRecord
+    store: MetricStore, run_id: int, error: str, owner: str, plan: RunPlanRecord | None
 ) -> None:
     try:
-        store.fail_run(run_id, error, owner=owner, plan=plan.to_json())
+        store.fail_run(run_id, error, owner=owner, plan=plan.to_json() if plan else None)
     except RiskmonError as exc:  # the store itself is down: the claim goes stale, and is retaken
         log.error("could not record the failure of run %s: %s", run_id, exc)
 

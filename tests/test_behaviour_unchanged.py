@@ -1,11 +1,10 @@
-"""The demo stores and renders exactly what it did before the architecture was reorganised.
+"""The demo stores and renders exactly what its reference snapshot holds.
 
 ``tests/golden/demo.json.gz`` is a snapshot (see :mod:`tests.golden.snapshot`) of every run,
-figure, bin, alert and baseline the demo stores, and of every report page it writes, taken
-before the figure catalog, the shared records and the engine profiles were introduced. A
-difference is either a regression or a change listed in CHANGES.md with its reason; after such
-a change, ``python -m tests.golden.snapshot FOLDER`` rewrites the snapshot from a demo built in
-FOLDER.
+figure, bin, alert and baseline the demo stores, and of every report page it writes. A
+difference is either a regression or a deliberate change, listed in CHANGES.md with its
+reason; after such a change, ``python -m tests.golden.snapshot FOLDER`` rewrites the snapshot
+from a demo built in FOLDER.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Each family lives in one module of this package and is declared once, as a
 :class:`Family`: its figures, how it turns count tables into records, its alert rules, its
 report sections and summary lines, its ``riskmon history`` columns and the parameters the
-report's appendix shows. The run, the evaluator, the report and the CLI iterate
-:data:`CATALOG`; none of them names a figure. A figure (name and population) or a rule
+report's appendix shows. The run, the evaluator, the report and ``riskmon history`` go through
+:data:`CATALOG` for everything a family declares. A figure (name and population) or a rule
 declared twice fails at import.
 
 To add a family: write its module beside these, add it to ``_FAMILIES`` below, give it a
@@ -100,9 +100,6 @@ class Catalog:
             if figure in family.default_population:
                 return family.default_population[figure]
         return otherwise
-
-    def figure_names(self) -> list[str]:
-        return list(dict.fromkeys(f.name for fam in self.families for f in fam.figures))
 
     def __iter__(self) -> Iterator[Family]:
         return iter(self.families)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from riskmon.config import Drop
-from riskmon.figures._family import Judge, fmt, where
+from riskmon.figures._family import Judge, amber_red, fmt, where
 from riskmon.records import PERFORMANCE, Status
 
 _NAMES = {"auc": "AUC", "gini": "Gini", "iv": "IV"}
@@ -30,10 +30,6 @@ def grid_reason(label: str, value: float, how: str) -> str:
     )
 
 
-def drop_levels_of(levels: Drop) -> dict[str, Any]:
-    return {"amber": levels.amber, "red": levels.red}
-
-
 def grid_spread(judge: Judge, name: str, population: str, segment: str) -> float:
     """How far the score grid can have moved an AUC (or Gini, twice as far); 0 if exact."""
     if name not in ("auc", "gini"):
@@ -55,7 +51,7 @@ def judge_drop(
     """Judge the relative drop ``(base − now) / base`` of figure ``name`` (of the cohort)."""
     population = PERFORMANCE
     t = judge.thresholds
-    thresholds: dict[str, Any] = {"amber": levels.amber, "red": levels.red, "min_bads": t.min_bads}
+    thresholds: dict[str, Any] = amber_red(levels) | {"min_bads": t.min_bads}
     label = f"{_NAMES[name]}{where(variable, segment)}"
     few = judge.too_few_bads(segment)
     now = judge.figures.get(name, population, variable, segment)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from riskmon.config import ModelConfig, Thresholds
+from riskmon.config import Band, Drop, ModelConfig, Thresholds
 from riskmon.errors import DegenerateDataWarning
 from riskmon.metrics import CountTable
 from riskmon.records import ALL, PERFORMANCE, AlertRecord, BinRecord, FigureRecord, Figures, Status
@@ -220,11 +220,11 @@ class Rule:
 
 @dataclass(frozen=True)
 class Section:
-    """A section of the model run report: the context field it fills, its place in the page,
-    and the function that builds its context from a stored run."""
+    """A section of the model run report: the context field it fills and the function that
+    builds its context from a stored run."""
 
     name: str
-    order: int
+    order: int  # among the catalog's sections; the page places it by its {% include %}
     build: Callable[[RunView], Any]
     #: what the section holds for a run that failed (and so has no figures)
     empty: Any = None
@@ -331,6 +331,11 @@ def where(variable: str, segment: str) -> str:
 
 def banded(value: float, amber: float, red: float) -> Status:
     return Status.RED if value >= red else Status.AMBER if value >= amber else Status.GREEN
+
+
+def amber_red(levels: Band | Drop) -> dict[str, Any]:
+    """The two levels of a band or a drop, as a rule stores them with its alerts."""
+    return {"amber": levels.amber, "red": levels.red}
 
 
 def band_levels(levels: Mapping[str, Any]) -> str:

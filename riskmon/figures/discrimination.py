@@ -17,7 +17,7 @@ from typing import Any
 
 from riskmon.charts import Chart, cap_chart, cumulative, ks_chart, roc_chart, trend_chart
 from riskmon.config import Thresholds
-from riskmon.figures._drops import drop_levels_of, grid_reason, judge_drop
+from riskmon.figures._drops import grid_reason, judge_drop
 from riskmon.figures._family import (
     Alerts,
     Family,
@@ -29,6 +29,7 @@ from riskmon.figures._family import (
     RunTables,
     RunView,
     Section,
+    amber_red,
     drop_levels,
     fmt,
     where,
@@ -212,7 +213,7 @@ FAMILY = Family(
             "auc_drop",
             "segment",
             "AUC",
-            lambda t: drop_levels_of(t.auc_drop),
+            lambda t: amber_red(t.auc_drop),
             drop_levels,
             _judge_auc,
         ),
@@ -220,7 +221,7 @@ FAMILY = Family(
             "gini_drop",
             "segment",
             "Gini",
-            lambda t: drop_levels_of(t.gini_drop),
+            lambda t: amber_red(t.gini_drop),
             drop_levels,
             _judge_gini,
         ),

@@ -25,6 +25,7 @@ from riskmon.figures._family import (
     RunTables,
     RunView,
     Section,
+    amber_red,
     banded,
     characteristics,
 )
@@ -108,7 +109,7 @@ def compute(tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
 
 def _judge_volume(judge: Judge, _: str) -> None:
     band = judge.thresholds.volume_change
-    thresholds = {"amber": band.amber, "red": band.red}
+    thresholds = amber_red(band)
     previous = judge.previous_n_current
     if not previous:
         judge.add(
@@ -132,7 +133,7 @@ def _judge_volume(judge: Judge, _: str) -> None:
 
 def _judge_missing(judge: Judge, variable: str) -> None:
     band = judge.thresholds.missing_rate_change
-    thresholds: dict[str, object] = {"amber": band.amber, "red": band.red}
+    thresholds: dict[str, object] = amber_red(band)
     now = judge.figures.get("missing_rate", CURRENT, variable)
     base = judge.baseline.missing_rate(variable)
     if now is None or now.value is None or base is None:
@@ -229,7 +230,7 @@ FAMILY = Family(
             "volume_change",
             "run",
             "number of loans vs previous run",
-            lambda t: {"amber": t.volume_change.amber, "red": t.volume_change.red},
+            lambda t: amber_red(t.volume_change),
             _describe_change,
             _judge_volume,
         ),
@@ -237,7 +238,7 @@ FAMILY = Family(
             "missing_rate_change",
             "variable",
             "missing rate vs baseline",
-            lambda t: {"amber": t.missing_rate_change.amber, "red": t.missing_rate_change.red},
+            lambda t: amber_red(t.missing_rate_change),
             _describe_points,
             _judge_missing,
         ),

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from riskmon.charts import Chart, Sparkline, bar_chart, sparkline, trend_chart
-from riskmon.config import Band
+from riskmon.config import Band, Thresholds
 from riskmon.figures._family import (
     Family,
     FigureSpec,
@@ -29,6 +29,7 @@ from riskmon.figures._family import (
     RunTables,
     RunView,
     Section,
+    amber_red,
     as_note,
     band_levels,
     banded,
@@ -141,12 +142,8 @@ def compute(tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
 # --------------------------------------------------------------------------- rules
 
 
-def _levels(band: Band) -> dict[str, Any]:
-    return {"amber": band.amber, "red": band.red}
-
-
 def _judge(judge: Judge, rule: str, band: Band, variable: str, segment: str = "") -> None:
-    thresholds: dict[str, object] = _levels(band)
+    thresholds: dict[str, object] = amber_red(band)
     figure = judge.figures.get(rule, CURRENT, variable, segment)
     name = "PSI" if rule == "psi" else "CSI"
     if figure is None or figure.value is None:
@@ -161,6 +158,10 @@ def _judge(judge: Judge, rule: str, band: Band, variable: str, segment: str = ""
     place = where(variable if rule == "csi" else "", segment)
     message = f"{name}{place} {fmt(figure.value)}{noise}"
     judge.add(rule, status, figure.value, thresholds, message, variable, segment)
+
+
+def _psi_levels(t: Thresholds) -> dict[str, Any]:
+    return amber_red(t.psi)
 
 
 def _judge_psi(judge: Judge, segment: str) -> None:
@@ -317,13 +318,18 @@ FAMILY = Family(
     compute=compute,
     rules=(
         Rule(
-            "psi", "segment", "PSI of the score", lambda t: _levels(t.psi), band_levels, _judge_psi
+            "psi",
+            "segment",
+            "PSI of the score",
+            lambda t: amber_red(t.psi),
+            band_levels,
+            _judge_psi,
         ),
         Rule(
             "csi",
             "variable",
             "CSI of each characteristic",
-            lambda t: _levels(t.csi),
+            lambda t: amber_red(t.csi),
             band_levels,
             _judge_csi,
         ),

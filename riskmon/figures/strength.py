@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from riskmon.figures._drops import drop_levels_of, judge_drop
+from riskmon.figures._drops import judge_drop
 from riskmon.figures._family import (
     Family,
     FigureSpec,
@@ -24,6 +24,7 @@ from riskmon.figures._family import (
     RunTables,
     RunView,
     Section,
+    amber_red,
     as_note,
     characteristics,
     drop_levels,
@@ -78,6 +79,24 @@ def _woe(table: CountTable, smoothing: float) -> list[tuple[float | None, float 
     ]
 
 
+def baseline_woe(baseline: CountTable, smoothing: float) -> list[dict[str, Any]]:
+    """Per bin of the baseline's labeled table: its labeled loans, bad rate and WOE."""
+    woe = _woe(baseline, smoothing)
+    assert baseline.bads is not None
+    assert baseline.n_bads is not None
+    out = []
+    for i in range(len(baseline.labels)):
+        goods, bads = float(baseline.goods[i]), float(baseline.bads[i])
+        out.append(
+            {
+                "base_n": int(baseline.n_goods[i]) + int(baseline.n_bads[i]),
+                "base_bad_rate": ratio(bads, goods + bads),
+                "base_woe": woe[i][0],
+            }
+        )
+    return out
+
+
 def woe_bins(
     table: CountTable,
     *,
@@ -88,21 +107,14 @@ def woe_bins(
     """One bin record per bin of a labeled characteristic table: counts, WOE, IV contribution,
     and the same bin of the ``baseline``'s labeled table in ``extra``."""
     now = _woe(table, smoothing)
-    base = _woe(baseline, smoothing) if baseline is not None else None
+    base = baseline_woe(baseline, smoothing) if baseline is not None else None
     lower, upper = edges(table)
     assert table.bads is not None
     assert table.n_bads is not None
     records = []
     for i, label in enumerate(table.labels):
         woe, contribution, smoothed = now[i]
-        extra: dict[str, Any] = {}
-        if baseline is not None and base is not None:
-            goods, bads = float(baseline.goods[i]), float(baseline.bads[i])  # type: ignore[index]
-            extra = {
-                "base_n": int(baseline.n_goods[i]) + int(baseline.n_bads[i]),  # type: ignore[index]
-                "base_bad_rate": ratio(bads, goods + bads),
-                "base_woe": base[i][0],
-            }
+        extra: dict[str, Any] = base[i] if base is not None else {}
         records.append(
             BinRecord(
                 variable=variable,
@@ -179,13 +191,19 @@ def section(run: RunView) -> tuple[CharacteristicStrength, ...]:
         figure = run.figures.get("iv", PERFORMANCE, name)
         assert figure is not None
         base = run.base("iv", name)
+        bins = run.bins.get(PERFORMANCE, name)
+        extras = [b.extra for b in bins]
+        if run.baseline is not None and bins and not any(extras):
+            # a run stored before its bins carried the baseline's WOE: take it from the baseline
+            smoothing = float((base.params if base else {}).get("smoothing", DEFAULT_SMOOTHING))
+            extras = baseline_woe(run.baseline.labeled_table(name), smoothing)
         rows = tuple(
             WoeRow(
                 index=b.bin_index + 1,
                 label=b.label,
-                base_n=b.extra.get("base_n"),
-                base_bad_rate=b.extra.get("base_bad_rate"),
-                base_woe=b.extra.get("base_woe"),
+                base_n=extra.get("base_n"),
+                base_bad_rate=extra.get("base_bad_rate"),
+                base_woe=extra.get("base_woe"),
                 n_total=b.n_total,
                 n_bads=b.n_bads,
                 bad_rate=ratio(b.bads or 0.0, b.total),
@@ -193,7 +211,7 @@ def section(run: RunView) -> tuple[CharacteristicStrength, ...]:
                 contribution=b.contribution,
                 smoothed=b.smoothed,
             )
-            for b in run.bins.get(PERFORMANCE, name)
+            for b, extra in zip(bins, extras, strict=True)
         )
         out.append(
             CharacteristicStrength(
@@ -219,7 +237,7 @@ FAMILY = Family(
             "iv_drop",
             "variable",
             "IV of each characteristic",
-            lambda t: drop_levels_of(t.iv_drop),
+            lambda t: amber_red(t.iv_drop),
             drop_levels,
             _judge_iv,
         ),

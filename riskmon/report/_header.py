@@ -37,6 +37,16 @@ def thresholds(
     )
 
 
+def _stored_plan(run: RunRecord) -> RunPlanRecord | None:
+    """The plan ``run`` stored, or None when it stored none (or one this riskmon cannot read)."""
+    if not run.plan:
+        return None
+    try:
+        return RunPlanRecord.from_json(run.plan)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 def header(
     run: RunRecord,
     model: ModelConfig | None,
@@ -45,7 +55,7 @@ def header(
 ) -> Header:
     """The header of ``run``'s report, from what the run stored: its windows and columns are
     those it measured, whatever the configuration says today."""
-    plan = RunPlanRecord.from_json(run.plan) if run.plan else None
+    plan = _stored_plan(run)
     windows: list[Window] = []
     config_note = None
     if plan is not None:
@@ -63,7 +73,10 @@ def header(
                 "definition shown are those the run used."
             )
     else:
-        config_note = "This run did not record its date windows: an earlier riskmon made it."
+        config_note = (
+            "This run did not record its date windows (an earlier riskmon made it, or its "
+            "dates could not be planned)."
+        )
     if baseline is not None:
         windows.append(
             Window(

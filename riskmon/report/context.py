@@ -3,10 +3,10 @@
 Nothing here comes from the state of a run in memory: a report rendered today from the store
 and one rendered by the nightly run right after it stored its figures are the same page. Each
 figure family of :mod:`riskmon.figures` builds its own sections from the stored figures, bins
-and alerts; this module adds the header, the summary, the segments and the appendix. The
-configuration is read only for what the store does not keep — the date windows (recomputed
-with :func:`riskmon.plan.plan_run`), the bad definition and the segment columns — and a
-report says so when the model's configuration changed after the run.
+and alerts; this module adds the header (from the plan the run stored: its windows and
+columns), the summary, the segments and the appendix. The configuration is read only for the
+thresholds of rules that raised no alert, and a report says so when the model's configuration
+changed after the run.
 
 Figure values stay numbers (or None with the reason they are not available); the templates
 format them.
@@ -103,7 +103,7 @@ def run_report_context(
     sections = {s.name: s.build(view) if succeeded else s.empty for s in CATALOG.sections}
     ordered = sorted(
         (a for a in alerts if a.status not in ("GREEN",)),
-        key=lambda a: ({"RED": 0, "AMBER": 1}.get(a.status, 2), a.rule, a.variable, a.segment),
+        key=lambda a: (-Status(a.status).severity, a.rule, a.variable, a.segment),
     )
     return RunReportContext(
         model=run.model,

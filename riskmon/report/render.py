@@ -178,7 +178,7 @@ def render_run_report(
     ``<reports_dir>/<model>/<as_of>.html`` and return that path.
 
     Everything shown is read from ``store``; a failed run gives a report with its error. A
-    model that is no longer configured still renders, without its date windows. Raises
+    model that is no longer configured still renders, with the windows its run recorded. Raises
     :class:`~riskmon.report.context.NoRunError` when there is no such run.
     """
     run = find_run(store, model, as_of) if run_id is None else store.run_by_id(run_id)

@@ -89,6 +89,7 @@ class Runs(StoreSession):
         score_direction: str,
         config_hash: str,
         owner: str | None = None,
+        plan: dict[str, Any] | None = None,
         stale_after: dt.timedelta = DEFAULT_STALE_AFTER,
     ) -> int:
         """Mark (model, as_of) as running by this process and return the run's id.
@@ -110,7 +111,10 @@ class Runs(StoreSession):
         }
         try:
             with self._session() as session:
-                run = m.Run(model_id=model_id, as_of=as_of, **claim)
+                # a new run shows what it set out to measure; a re-run keeps the plan of the
+                # results it may replace until it stores its own
+                first = claim | {"plan": null() if plan is None else plan}
+                run = m.Run(model_id=model_id, as_of=as_of, **first)
                 session.add(run)
                 session.flush()
                 return run.id

@@ -1,8 +1,8 @@
-"""A snapshot of everything the demo stores and renders, to prove a change left it as it was.
+"""A snapshot of everything the demo stores and renders, to show a change leaves it as it was.
 
-The snapshot reads the metric store with plain SQL over the columns the store had when the
-snapshot was first taken (columns added later are not part of it), and the report pages with
-what changes from one build to the next (times, paths, versions, configuration hashes) masked.
+The snapshot reads the metric store with plain SQL over the columns listed below (a column
+added to a table is not part of it until it is listed), and the report pages with what changes
+from one build to the next (times, paths, versions, configuration hashes) masked.
 ``python -m tests.golden.snapshot FOLDER`` writes the snapshot of a demo built in FOLDER.
 """
 

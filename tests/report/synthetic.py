@@ -3,7 +3,7 @@
 Real runs (tests/collect/loans.py with riskmon.run.run_model) give few months and three
 characteristics; the size and escaping tests need many of both and names no configuration
 would accept, so they write runs with MetricStore.claim_run and complete_run. Every record has
-the fields and parameters a real run stores (see riskmon.compute).
+the fields and parameters a real run stores (see riskmon.figures).
 """
 
 from __future__ import annotations

@@ -89,3 +89,14 @@ def test_run_by_id_finds_the_run_or_none(store: MetricStore) -> None:
         None,
     )
     assert store.run_by_id(second + 1000) is None
+
+
+def test_a_new_run_shows_its_plan_while_it_runs_and_a_rerun_keeps_the_stored_one(
+    store: MetricStore,
+) -> None:
+    claim = {"score_direction": "higher_is_riskier", "config_hash": "c" * 64}
+    run_id = store.claim_run("retail_pd", AS_OF, plan=PLAN, **claim)  # type: ignore[arg-type]
+    assert store.run_by_id(run_id).plan == PLAN  # type: ignore[union-attr]
+    store.complete_run(run_id, counts=COUNTS, figures=_ks(0.42), plan=PLAN)
+    store.claim_run("retail_pd", AS_OF, plan={"other": "plan"}, **claim)  # type: ignore[arg-type]
+    assert store.run_by_id(run_id).plan == PLAN  # type: ignore[union-attr]
