@@ -19,7 +19,7 @@ import datetime as dt
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, Protocol
 
 #: the score on its baseline bins (PSI)
 SCORE = "score"
@@ -127,6 +127,26 @@ class AlertRecord:
     message: str
     variable: str = ""
     segment: str = ""
+
+
+class AlertLike(Protocol):
+    """What is read of an alert, whether just judged (:class:`AlertRecord`) or read back from
+    the store with its notification state."""
+
+    @property
+    def rule(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def value(self) -> float | None: ...
+    @property
+    def thresholds(self) -> Mapping[str, Any]: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def variable(self) -> str: ...
+    @property
+    def segment(self) -> str: ...
 
 
 @dataclass(frozen=True)

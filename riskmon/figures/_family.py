@@ -24,7 +24,16 @@ from typing import Any, Literal, Protocol
 from riskmon.config import Band, Drop, ModelConfig, Thresholds
 from riskmon.errors import DegenerateDataWarning
 from riskmon.metrics import CountTable
-from riskmon.records import ALL, PERFORMANCE, AlertRecord, BinRecord, FigureRecord, Figures, Status
+from riskmon.records import (
+    ALL,
+    PERFORMANCE,
+    AlertLike,
+    AlertRecord,
+    BinRecord,
+    FigureRecord,
+    Figures,
+    Status,
+)
 
 #: where a figure or a rule applies: once per segment (the whole population included), once per
 #: characteristic (whole population), or once per run
@@ -83,23 +92,6 @@ class BaselineView(Protocol):
         ...
 
 
-class StoredAlertLike(Protocol):
-    """An alert as a report reads it back."""
-
-    @property
-    def rule(self) -> str: ...
-    @property
-    def status(self) -> str: ...
-    @property
-    def value(self) -> float | None: ...
-    @property
-    def thresholds(self) -> dict[str, Any]: ...
-    @property
-    def variable(self) -> str: ...
-    @property
-    def segment(self) -> str: ...
-
-
 class History(Protocol):
     """A figure over the succeeded runs up to the reported one."""
 
@@ -113,10 +105,10 @@ class History(Protocol):
 class Alerts:
     """A run's alerts by (rule, variable, segment)."""
 
-    def __init__(self, records: Iterable[StoredAlertLike]):
+    def __init__(self, records: Iterable[AlertLike]):
         self.by_key = {(a.rule, a.variable, a.segment): a for a in records}
 
-    def get(self, rule: str, variable: str = "", segment: str = "") -> StoredAlertLike | None:
+    def get(self, rule: str, variable: str = "", segment: str = "") -> AlertLike | None:
         return self.by_key.get((rule, variable, segment))
 
     def status(self, rule: str, variable: str = "", segment: str = "") -> str | None:

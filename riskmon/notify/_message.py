@@ -11,12 +11,12 @@ import datetime as dt
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from riskmon import __version__
 from riskmon.notify._delivery import bounded_error
 from riskmon.notify._policy import FAILED
-from riskmon.records import Status
+from riskmon.records import AlertLike, Status
 
 #: at most this many alerts are listed in a message's text (the JSON object holds them all)
 MAX_LISTED_ALERTS = 25
@@ -28,23 +28,6 @@ _SLACK_ICON = {
 }
 _SLACK_ICON_OTHER = ":white_circle:"
 _SLACK_ICON_FAILED = ":x:"
-
-
-class _AlertLike(Protocol):
-    @property
-    def rule(self) -> str: ...
-    @property
-    def status(self) -> str: ...
-    @property
-    def value(self) -> float | None: ...
-    @property
-    def thresholds(self) -> Mapping[str, Any]: ...
-    @property
-    def message(self) -> str: ...
-    @property
-    def variable(self) -> str: ...
-    @property
-    def segment(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -60,7 +43,7 @@ class AlertLine:
     segment: str = ""
 
     @classmethod
-    def of(cls, alert: _AlertLike) -> AlertLine:
+    def of(cls, alert: AlertLike) -> AlertLine:
         """The line of a computed (:class:`AlertRecord`) or a stored alert."""
         return cls(
             alert.rule,
