@@ -56,7 +56,6 @@ from riskmon.report import render_index, render_run_report
 from riskmon.store import (
     MetricStore,
     RunInProgressError,
-    StoredBaseline,
     default_owner,
 )
 
@@ -122,11 +121,11 @@ class _CollectedRun:
 
 
 def compute_run(
-    model: ModelConfig, collected: CollectedTables, baseline: StoredBaseline
+    model: ModelConfig, collected: CollectedTables, bins: FrozenBins, baseline: FrozenBaseline
 ) -> tuple[list[FigureRecord], list[BinRecord]]:
-    """Every figure and bin of a run from its count tables and its baseline."""
-    tables = _CollectedRun(model, collected, frozen_bins(baseline), FrozenBaseline(baseline))
-    return CATALOG.compute(tables)
+    """Every figure and bin of a run from its count tables, the bins they were collected on
+    and the baseline they are compared with."""
+    return CATALOG.compute(_CollectedRun(model, collected, bins, baseline))
 
 
 def run_model(
@@ -161,10 +160,9 @@ def run_model(
             with Source(model) as source:
                 record = replace(record, snapshot=source.profile.snapshot)
                 baseline = latest_or_freeze(model, source, store)
-                collected = collect(
-                    source, _request(model, plan, frozen_bins(baseline)), strategy=strategy
-                )
-            figures, bins = compute_run(model, collected, baseline)
+                frozen, binned = FrozenBaseline(baseline), frozen_bins(baseline)
+                collected = collect(source, _request(model, plan, binned), strategy=strategy)
+            figures, bins = compute_run(model, collected, binned, frozen)
             current = collected.counts[(CURRENT, ALL)]
             cohort = collected.counts[(PERFORMANCE, ALL)]
             counts = RunCounts(
@@ -176,7 +174,7 @@ def run_model(
             alerts = evaluate(
                 model,
                 figures,
-                FrozenBaseline(baseline),
+                frozen,
                 previous_n_current=previous.n_current if previous is not None else None,
                 n_current=counts.n_current,
             )

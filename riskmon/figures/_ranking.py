@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from riskmon.figures._family import finite, measured
+from riskmon.figures._family import as_note, finite, measured
 from riskmon.metrics import (
     CountTable,
     grid_auc_error_bound,
@@ -45,8 +45,8 @@ def ranking_figures(
     ) -> FigureRecord:
         # a defined figure keeps any warning as a note (e.g. why its standard error is missing)
         params = dict(params or {})
-        if value is not None and reason:
-            params["note"] = reason
+        if value is not None:
+            as_note(params, reason)
         return FigureRecord(
             name,
             value,
