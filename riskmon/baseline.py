@@ -30,6 +30,7 @@ from riskmon.collect import (
     ALL,
     CollectedTables,
     CollectRequest,
+    PdSource,
     Population,
     Source,
     SourceColumn,
@@ -38,12 +39,20 @@ from riskmon.collect import (
     collect,
     required_columns,
 )
-from riskmon.config import ModelConfig, model_fingerprint
+from riskmon.config import GradeColumn, ModelConfig, model_fingerprint
 from riskmon.errors import ConfigError, InvalidDataError
 from riskmon.figures import FrozenBaseline, iv_figure, ranking_figures
 from riskmon.metrics import Binning, CountTable, fit_binning, numeric_values, score_grid_table
 from riskmon.plan import DateWindow
-from riskmon.records import BASELINE, DEVELOPMENT, SCORE, SCORE_RANKING, FigureRecord
+from riskmon.records import (
+    BASELINE,
+    CUTOFF,
+    DEVELOPMENT,
+    GRADE,
+    SCORE,
+    SCORE_RANKING,
+    FigureRecord,
+)
 from riskmon.store import (
     BaselineBinRecord,
     BaselineVariableRecord,
@@ -61,6 +70,7 @@ class FrozenBins:
     ranking_grid: Binning | None  # None: rank the score on its distinct values
     score_top: float  # the largest baseline score (values the grid's last cell)
     n_distinct_scores: int
+    score_bottom: float | None = None  # the smallest (None: a baseline frozen without it)
 
 
 def _column(model: ModelConfig, characteristic: str) -> SourceColumn:
@@ -126,17 +136,73 @@ def fit_bins(model: ModelConfig, source: Source) -> FrozenBins:
             binnings[characteristic.name] = fit_binning(
                 x, kind="numeric", n_bins=model.bins.characteristics, sample_weight=raw_counts
             )
-    return FrozenBins(binnings, grid, float(values.max()), int(values.size))
+    return FrozenBins(binnings, grid, float(values.max()), int(values.size), float(values.min()))
+
+
+def pd_source(model: ModelConfig, bins: FrozenBins) -> PdSource | None:
+    """Where a run of ``model`` reads each loan's PD, or None when it tests no calibration.
+
+    A PD column or a points-to-PD mapping turns calibration on; without either, the score is
+    the PD when it is one: higher is riskier and the baseline's scores lie within [0, 1].
+    """
+    calibration = model.calibration
+    if calibration.enabled is False:
+        return None
+    if calibration.pd is not None:
+        return PdSource(calibration.pd)
+    points = calibration.points_to_pd
+    if points is not None:
+        return PdSource(model.columns.score, points.points, points.odds, points.pdo)
+    low = bins.score_bottom if bins.score_bottom is not None else 0.0
+    if model.higher_is_riskier and low >= 0.0 and bins.score_top <= 1.0:
+        return PdSource(model.columns.score)
+    if calibration.enabled:
+        raise ConfigError(
+            f"models[{model.name}].calibration: enabled, but the score {model.columns.score!r} "
+            f"is not a PD (higher_is_riskier, within [0, 1]); name the PD column "
+            f"(calibration.pd) or map the points (calibration.points_to_pd)"
+        )
+    return None
+
+
+def grade_binning(model: ModelConfig) -> Binning | None:
+    """The master scale's bins, when configured (None: the score's baseline bins)."""
+    grades = model.calibration.grades
+    if grades is None:
+        return None
+    if isinstance(grades, GradeColumn):
+        return Binning("categorical", levels=tuple((g,) for g in grades.order))
+    return Binning("numeric", edges=tuple(float(e) for e in grades))
+
+
+def cutoff_binning(model: ModelConfig) -> Binning | None:
+    """The score split at the configured cut-off: bin 0 below it, bin 1 at or above it."""
+    cutoff = model.calibration.cutoff
+    if cutoff is None:
+        return None
+    # bins are right-closed; an edge one step below the cut-off puts the cut-off in bin 1
+    return Binning("numeric", edges=(float(np.nextafter(float(cutoff), -np.inf)),))
 
 
 def variables(model: ModelConfig, bins: FrozenBins) -> list[Variable]:
     """What a collect pass reads for ``model`` on frozen ``bins``."""
     score = model.columns.score
+    pd = pd_source(model, bins)
+    grades = grade_binning(model)
     out = [
-        Variable(SCORE, score, bins.binnings[SCORE]),
+        Variable(SCORE, score, bins.binnings[SCORE], sums=pd is not None and grades is None),
         Variable(SCORE_RANKING, score, bins.ranking_grid),
     ]
     out += [Variable(c.name, c.source_column, bins.binnings[c.name]) for c in model.characteristics]
+    if pd is not None and grades is not None:
+        column = model.calibration.grades
+        if isinstance(column, GradeColumn):
+            out.append(Variable(GRADE, column.column, grades, sums=True))
+        else:
+            out.append(Variable(GRADE, pd.column, grades, sums=True, on_pd=True))
+    cutoff = cutoff_binning(model)
+    if cutoff is not None:
+        out.append(Variable(CUTOFF, score, cutoff))
     return out
 
 
@@ -152,6 +218,7 @@ def collect_request(
         label=model.columns.label,
         weight=model.columns.weight,
         segments=model.columns.segments,
+        pd=pd_source(model, bins),
     )
 
 
@@ -226,6 +293,7 @@ def freeze(model: ModelConfig, source: Source, store: MetricStore) -> StoredBase
         "n_distinct_scores": bins.n_distinct_scores,
         "max_distinct_scores": model.bins.max_distinct_scores,
         "score_top": bins.score_top,
+        "score_bottom": bins.score_bottom,
     }
     records = [
         BaselineVariableRecord(
@@ -240,6 +308,18 @@ def freeze(model: ModelConfig, source: Source, store: MetricStore) -> StoredBase
             bins=_bin_records(collected, name, segments),
         )
         for name, binning in bins.binnings.items()
+    ]
+    # the grades and the cut-off as configured at the freeze: what later runs compare with
+    records += [
+        BaselineVariableRecord(
+            variable=v.name,
+            kind=v.binning.kind,
+            binning=v.binning.to_dict(),
+            params={"from": "calibration"},
+            bins=_bin_records(collected, v.name, segments),
+        )
+        for v in variables(model, bins)
+        if v.name in (GRADE, CUTOFF) and v.binning is not None
     ]
     records.append(
         BaselineVariableRecord(
@@ -270,7 +350,7 @@ def frozen_bins(baseline: StoredBaseline) -> FrozenBins:
     binnings = {
         name: Binning.from_dict(var.binning)
         for name, var in baseline.variables.items()
-        if name != SCORE_RANKING
+        if name not in (SCORE_RANKING, GRADE, CUTOFF)  # those two come from the configuration
     }
     ranking = baseline.variables[SCORE_RANKING]
     grid = None if ranking.kind == "score_values" else Binning.from_dict(ranking.binning)
@@ -279,6 +359,7 @@ def frozen_bins(baseline: StoredBaseline) -> FrozenBins:
         ranking_grid=grid,
         score_top=float(ranking.params["score_top"]),
         n_distinct_scores=int(ranking.params["n_distinct_scores"]),
+        score_bottom=ranking.params.get("score_bottom"),
     )
 
 

@@ -29,6 +29,10 @@ SCORE_RANKING = "score_ranking"
 GAINS = "gains"
 #: the score merged into the points of its ROC, KS and CAP curves
 CURVE = "curve"
+#: the calibration grades (master scale), when not the score's own bins
+GRADE = "pd_grade"
+#: the score split at the cut-off: declined and accepted loans
+CUTOFF = "score_cutoff"
 
 #: the loans scored in the stability window ending at the as-of date
 CURRENT = "current"

@@ -20,6 +20,7 @@ from riskmon.collect.tables import (
     CollectedTables,
     CollectRequest,
     ColumnDataError,
+    PdSource,
     Population,
     PopulationCounts,
     Variable,
@@ -83,7 +84,9 @@ def collect(
 
 
 def _column(source: Source, name: str) -> SourceColumn:
-    return next(c for c in required_columns(source.model) if c.name == name)
+    columns = required_columns(source.model)
+    # a column named twice (the PD is the score): the first key names it
+    return next((c for c in columns if c.name == name), SourceColumn("?", name, "numeric"))
 
 
 def _validate(
@@ -110,6 +113,13 @@ def _validate(
         raise source.error(
             f"expected a score on every loan, got {null_scores} row(s) with NULL", column=column
         )
+    if request.pd is not None and aggregate.invalid_pd:
+        what = "PD" if not request.pd.from_points else "PD (from the points)"
+        raise source.error(
+            f"expected a {what} within [0, 1] on every loan, got {aggregate.invalid_pd} row(s) "
+            f"NULL or outside",
+            column=_column(source, request.pd.column),
+        )
 
 
 __all__ = [
@@ -119,6 +129,7 @@ __all__ = [
     "CollectRequest",
     "CollectedTables",
     "EngineProfile",
+    "PdSource",
     "Population",
     "PopulationCounts",
     "Source",

@@ -100,13 +100,15 @@ def _key(
     return bin_expression(column, variable.binning)
 
 
-def _grouped(cols: QueryColumns, variable: Variable, tag: bool) -> Select[Any]:
+def _grouped(cols: QueryColumns, variable: Variable, tag: bool, *, sums: bool) -> Select[Any]:
     key = _key(cols, variable).label("k")
     head: list[ColumnElement[Any]] = [cols.population]
     if tag:
         head.append(literal(variable.name).label("variable"))
     first = variable.name == cols.request.variables[0].name
     columns = [*head, *cols.segments, cols.label, key, *cols.measures(check_weights=first)]
+    if sums:
+        columns += cols.sum_measures(summed=variable.sums)
     return (
         select(*columns)
         .select_from(cols.loans)
@@ -130,6 +132,8 @@ class Statement:
     layout: Literal["tagged", "grouping_sets", "packed"]
     variables: tuple[Variable, ...] = ()
     raw_categories: bool = False  # "packed": categorical keys are text, binned when read
+    #: whether its rows end with the PD sums (:meth:`QueryColumns.sum_measures`)
+    sums: bool = False
 
 
 def statements(
@@ -138,32 +142,39 @@ def statements(
     """The statements of one collect pass in ``shape``, as written for ``engine``."""
     for group in disjoint_groups(request.populations):
         cols = QueryColumns(loans, request, group)
+        summed = cols.pd is not None and any(v.sums for v in request.variables)
         if shape == "packed":
             raw = engine.categories_by_text
             for pack in packs(request.variables):
+                sums = cols.pd is not None and any(v.sums for v in pack)
                 if len(pack) == 1:
-                    yield Statement(_grouped(cols, pack[0], tag=True), cols, "tagged")
+                    select_ = _grouped(cols, pack[0], tag=True, sums=sums)
+                    yield Statement(select_, cols, "tagged", sums=sums)
                 elif engine.marginals_in_sql:
-                    yield Statement(_pack_marginals(cols, pack), cols, "grouping_sets", (*pack,))
+                    select_ = _pack_marginals(cols, pack, sums=sums)
+                    yield Statement(select_, cols, "grouping_sets", (*pack,), sums=sums)
                 else:
-                    select_ = _packed(cols, pack, raw_categories=raw)
-                    yield Statement(select_, cols, "packed", (*pack,), raw)
+                    select_ = _packed(cols, pack, raw_categories=raw, sums=sums)
+                    yield Statement(select_, cols, "packed", (*pack,), raw, sums=sums)
         elif shape == "per_variable":
             for variable in request.variables:
-                yield Statement(_grouped(cols, variable, tag=True), cols, "tagged")
+                sums = cols.pd is not None and variable.sums
+                select_ = _grouped(cols, variable, tag=True, sums=sums)
+                yield Statement(select_, cols, "tagged", sums=sums)
         elif shape == "union_all" and engine.keys_once and len(request.variables) > 1:
-            yield Statement(_union_over_keys(cols, request.variables), cols, "tagged")
+            select_ = _union_over_keys(cols, request.variables, sums=summed)
+            yield Statement(select_, cols, "tagged", sums=summed)
         elif shape == "union_all":
-            parts = [_grouped(cols, v, tag=True) for v in request.variables]
+            parts = [_grouped(cols, v, tag=True, sums=summed) for v in request.variables]
             union = select(union_all(*parts).subquery()) if len(parts) > 1 else parts[0]
-            yield Statement(union, cols, "tagged")
+            yield Statement(union, cols, "tagged", sums=summed)
         else:
-            select_ = _grouping_sets(cols, request.variables)
-            yield Statement(select_, cols, "grouping_sets", (*request.variables,))
+            select_ = _grouping_sets(cols, request.variables, sums=summed)
+            yield Statement(select_, cols, "grouping_sets", (*request.variables,), sums=summed)
 
 
 def _packed(
-    cols: QueryColumns, pack: Sequence[Variable], *, raw_categories: bool = False
+    cols: QueryColumns, pack: Sequence[Variable], *, raw_categories: bool = False, sums: bool
 ) -> Select[Any]:
     """The loans grouped on every key of ``pack`` at once: one row per combination."""
     keys = [
@@ -171,18 +182,22 @@ def _packed(
     ]
     first = any(v.name == cols.request.variables[0].name for v in pack)
     columns = [cols.population, *cols.segments, cols.label, *keys]
+    measures = cols.measures(check_weights=first)
+    if sums:
+        measures += cols.sum_measures(summed=True)
     return (
-        select(*columns, *cols.measures(check_weights=first))
+        select(*columns, *measures)
         .select_from(cols.loans)
         .where(cols.where)
         .group_by(*cols.grouped_population, *cols.segments, cols.label, *keys)
     )
 
 
-def _pack_marginals(cols: QueryColumns, pack: Sequence[Variable]) -> Select[Any]:
+def _pack_marginals(cols: QueryColumns, pack: Sequence[Variable], *, sums: bool) -> Select[Any]:
     """:func:`_packed` (categorical columns on their text where :func:`_by_text`) summed into
     one table per variable by ``GROUPING SETS``; rows laid out as :func:`_grouping_sets`'s."""
-    combinations = _packed(cols, pack, raw_categories=True).subquery("combinations")
+    packed = _packed(cols, pack, raw_categories=True, sums=sums)
+    combinations = packed.subquery("combinations")
     c = combinations.c
     common = [c.population, *(c[f"segment_{i}"] for i in range(len(cols.segments))), c.label]
     keys: list[ColumnElement[Any]] = []
@@ -195,18 +210,23 @@ def _pack_marginals(cols: QueryColumns, pack: Sequence[Variable]) -> Select[Any]
     measures = [func.sum(c.n).label("n")]
     if cols.weight is not None:
         measures += [func.sum(c.w).label("w"), func.sum(c.bad_weights).label("bad_weights")]
+    if sums:
+        measures += [func.sum(c[m.name]).label(m.name) for m in cols.sum_measures(summed=True)]
     return select(*common, *keys, *flags, *measures).group_by(
         func.grouping_sets(*(tuple_(*common, key) for key in keys))
     )
 
 
-def _union_over_keys(cols: QueryColumns, variables: Sequence[Variable]) -> Select[Any]:
+def _union_over_keys(
+    cols: QueryColumns, variables: Sequence[Variable], *, sums: bool
+) -> Select[Any]:
     """One scan computing every variable's key into a CTE, then a UNION ALL of one GROUP BY
     per variable over it; the rows have the layout of :func:`_grouped`'s."""
     weight = [] if cols.weight is None else [cols.weight.label("weight")]
+    pd = [] if not sums or cols.pd is None else [cols.pd.label("pd")]
     keys = [_key(cols, v).label(f"k_{i}") for i, v in enumerate(variables)]
     binned = (
-        select(cols.population, *cols.segments, cols.label, *weight, *keys)
+        select(cols.population, *cols.segments, cols.label, *weight, *pd, *keys)
         .select_from(cols.loans)
         .where(cols.where)
         .cte("binned")
@@ -223,6 +243,9 @@ def _union_over_keys(cols: QueryColumns, variables: Sequence[Variable]) -> Selec
                 func.sum(case((or_(w.is_(None), w < 0), 1), else_=0)) if i == 0 else literal(0)
             )
             measures += [func.sum(w).label("w"), invalid.label("bad_weights")]
+        if sums:
+            pd_weight = {"pd": b.pd, "weight": b.weight if cols.weight is not None else None}
+            measures += cols.sum_measures(summed=variable.sums, **pd_weight)
         head = [b.population, literal(variable.name).label("variable"), *segments, b.label]
         parts.append(
             select(*head, key.label("k"), *measures).group_by(b.population, *segments, b.label, key)
@@ -230,15 +253,17 @@ def _union_over_keys(cols: QueryColumns, variables: Sequence[Variable]) -> Selec
     return select(union_all(*parts).subquery())
 
 
-def _grouping_sets(cols: QueryColumns, variables: Sequence[Variable]) -> Select[Any]:
+def _grouping_sets(cols: QueryColumns, variables: Sequence[Variable], *, sums: bool) -> Select[Any]:
     keys = [_key(cols, v).label(f"k_{i}") for i, v in enumerate(variables)]
     flags = [func.grouping(k).label(f"g_{i}") for i, k in enumerate(keys)]
     common = [*cols.grouped_population, *cols.segments, cols.label]
     sets = [tuple_(*common, key) for key in keys]
+    sum_columns = cols.sum_measures(summed=True) if sums else []
     return (
         select(cols.population, *cols.segments, cols.label, *keys, *flags, *cols.measures())
         .select_from(cols.loans)
         .where(cols.where)
+        .add_columns(*sum_columns)
         .group_by(func.grouping_sets(*sets))
     )
 
@@ -281,31 +306,40 @@ def run(
     engine.tune(connection)
     add = aggregate.add
     weighted = request.weight is not None
+    summed = {v.name for v in request.variables if v.sums}
     for statement in statements(loans, request, shape, engine):
         cols, variables = statement.cols, statement.variables
         binners = [_binner(v, statement.raw_categories) for v in variables]
         layout = statement.layout
         # where each row's segments start: after population (and the variable name if tagged)
         first = 2 if layout == "tagged" else 1
+        # the row's tail: the measures, then (bad PD count, PD sums...) where it sums PDs
+        n_sums = 1 + request.n_sums if statement.sums else 0
+        n_tail = n_measures + n_sums
         for row in connection.execute(statement.select).all():
-            measures = row[-n_measures:]
+            measures = row[-n_tail:]
             n, w = measures[0], (measures[1] if weighted else None)
+            sums = row[len(row) - n_sums + 1 :] if n_sums else None
             population = cols.population_name(row[0])
             segment_values, label = tuple(row[first : first + s]), row[first + s]
             cells: Iterable[tuple[str, Any]]  # (variable name, key) this row counts for
             if layout == "tagged":
                 cells = ((row[1], row[3 + s]),)
             elif layout == "packed":
-                keys = row[2 + s : -n_measures]
+                keys = row[2 + s : -n_tail]
                 packed = zip(variables, binners, keys, strict=True)
                 cells = [(v.name, to_bin(key)) for v, to_bin, key in packed]
             else:
                 k = len(variables)
-                keys, flags = row[2 + s : 2 + s + k], row[2 + s + k : -n_measures]
+                keys, flags = row[2 + s : 2 + s + k], row[2 + s + k : -n_tail]
                 (index,) = [i for i, flag in enumerate(flags) if int(flag) == 0]
                 cells = ((variables[index].name, keys[index]),)
             for name, key in cells:
                 if weighted and name == first_variable:
                     invalid_weights += int(measures[2] or 0)
-                add((population, name, segment_values, label, key), n, w)
+                if name in summed and sums is not None:
+                    add((population, name, segment_values, label, key), n, w, sums)
+                    aggregate.count_invalid_pd(name, measures[n_measures])
+                else:
+                    add((population, name, segment_values, label, key), n, w)
     return aggregate, invalid_weights

@@ -8,12 +8,25 @@ tag the same rows with the same population.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, FromClause, Integer, case, func, literal, or_
+from sqlalchemy import (
+    ColumnElement,
+    Double,
+    FromClause,
+    Integer,
+    and_,
+    case,
+    cast,
+    func,
+    literal,
+    null,
+    or_,
+)
 
-from riskmon.collect.tables import CollectRequest, Population, Variable
+from riskmon.collect.tables import CollectRequest, PdSource, Population, Variable
 
 
 def disjoint_groups(populations: Sequence[Population]) -> list[list[Population]]:
@@ -61,13 +74,16 @@ class QueryColumns:
         self.grouped_population = [] if len(group) == 1 else [self.population]
         self.where = or_(*(p.window.contains(self.date) for p in group))
         self.loans = loans
+        self.pd = None if request.pd is None else pd_expression(c[request.pd.column], request.pd)
 
     def population_name(self, code: Any) -> str:
         """The name of the population a row's ``population`` column codes."""
         return self.population_names[int(code)]
 
     def column(self, variable: Variable) -> ColumnElement[Any]:
-        """The source column ``variable`` is read from."""
+        """The source column ``variable`` is read from (the PD, for a variable binned on it)."""
+        if variable.on_pd and self.pd is not None:
+            return self.pd
         return self.loans.c[variable.column]
 
     def measures(self, *, check_weights: bool = True) -> list[ColumnElement[Any]]:
@@ -82,3 +98,44 @@ class QueryColumns:
             )
             out += [func.sum(self.weight).label("w"), invalid.label("bad_weights")]
         return out
+
+    def sum_measures(
+        self,
+        *,
+        summed: bool,
+        pd: ColumnElement[Any] | None = None,
+        weight: ColumnElement[Any] | None = None,
+    ) -> list[ColumnElement[Any]]:
+        """The PD sums of a cell (see :data:`~riskmon.metrics.PD_SUMS`), led by the count of
+        rows whose PD is NULL or outside [0, 1]; NULLs where ``summed`` is false (a statement
+        whose rows are not summed, in a ``UNION ALL`` with one whose rows are). Nothing when
+        the request sums no PD. ``pd`` and ``weight`` stand for the loans' own columns when
+        the sums are taken over a subquery."""
+        if self.pd is None:
+            return []
+        names = ["bad_pd", "p", "p2", "p3", "p4"]
+        if self.weight is not None:
+            names += ["w2", "wp", "wp2"]
+        if not summed:
+            return [cast(null(), Double).label(name) for name in names]
+        p = self.pd if pd is None else pd
+        w = self.weight if weight is None else weight
+        valid = and_(p.is_not(None), p >= 0, p <= 1)
+        out: list[ColumnElement[Any]] = [func.sum(case((valid, 0), else_=1)), func.sum(p)]
+        out += [func.sum(p * p), func.sum(p * p * p), func.sum(p * p * p * p)]
+        if w is not None:
+            out += [func.sum(w * w), func.sum(w * p), func.sum(w * p * p)]
+        return [expression.label(name) for expression, name in zip(out, names, strict=True)]
+
+
+def pd_expression(column: ColumnElement[Any], source: PdSource) -> ColumnElement[Any]:
+    """Each loan's PD as SQL: the column (as a double), or its points mapped to a PD."""
+    value = cast(column, Double)
+    if not source.from_points:
+        return value
+    assert source.odds is not None
+    assert source.pdo is not None
+    assert source.points is not None
+    slope = literal(math.log(2.0) / source.pdo, Double)
+    odds = literal(source.odds, Double) * func.exp((value - literal(source.points, Double)) * slope)
+    return literal(1.0, Double) / (literal(1.0, Double) + odds)

@@ -38,7 +38,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchTableError, SQLAlche
 from sqlalchemy.sql import sqltypes
 
 from riskmon.collect.engines import GENERIC, EngineProfile, profile_for
-from riskmon.config import ModelConfig
+from riskmon.config import GradeColumn, ModelConfig
 from riskmon.errors import SourceError
 from riskmon.redact import mask_url, redact
 
@@ -71,6 +71,15 @@ def required_columns(model: ModelConfig) -> list[SourceColumn]:
     out += [
         SourceColumn(f"characteristics[{i}]", c.source_column, c.kind)
         for i, c in enumerate(model.characteristics)
+    ]
+    calibration = model.calibration
+    if calibration.pd is not None:
+        out.append(SourceColumn("calibration.pd", calibration.pd, "numeric"))
+    if isinstance(calibration.grades, GradeColumn):
+        out.append(SourceColumn("calibration.grades.column", calibration.grades.column, "grade"))
+    out += [
+        SourceColumn(f"challengers[{i}]", name, "numeric")
+        for i, name in enumerate(model.challengers)
     ]
     return out
 

@@ -29,7 +29,7 @@ DEFAULT_CHUNK_ROWS = 20_000
 
 
 def _source_expression(cols: QueryColumns, variable: Variable) -> ColumnElement[Any]:
-    column = cols.column(variable)
+    column = cols.loans.c[variable.column]  # a variable on the PD is mapped in Python
     if variable.binning is not None and variable.binning.kind == "categorical":
         return category_text(column)
     return column
@@ -63,6 +63,10 @@ def run(
         head: list[ColumnElement[Any]] = [cols.population, *cols.segments, cols.label]
         if cols.weight is not None:
             head.append(cols.weight)
+        with_pd = cols.pd is not None and any(v.sums for v in request.variables)
+        if with_pd:
+            assert request.pd is not None
+            head.append(loans.c[request.pd.column])
         statement = (
             select(*head, *(expr for _, expr in distinct)).select_from(loans).where(cols.where)
         )
@@ -72,8 +76,17 @@ def run(
         n_head = len(head)
         for chunk in result.partitions(chunk_rows):
             columns = [np.asarray(c, dtype=object) for c in zip(*chunk, strict=True)]
+            pds = None
+            if with_pd:
+                pds, columns = columns[n_head - 1], columns[: n_head - 1] + columns[n_head:]
             invalid_weights += _add_chunk(
-                aggregate, request, cols, columns[:n_head], columns[n_head:], position
+                aggregate,
+                request,
+                cols,
+                columns[: n_head - with_pd],
+                columns[n_head - with_pd :],
+                position,
+                pds,
             )
     return aggregate, invalid_weights
 
@@ -85,6 +98,7 @@ def _add_chunk(
     head: list[npt.NDArray[Any]],
     values: list[npt.NDArray[Any]],
     position: dict[str, int],
+    pds: npt.NDArray[Any] | None = None,
 ) -> int:
     n_segments = len(request.segments)
     weights: npt.NDArray[np.float64] | None = None
@@ -94,6 +108,7 @@ def _add_chunk(
         invalid = int((np.isnan(raw) | (raw < 0)).sum())
         weights = np.nan_to_num(raw, nan=0.0)
         head = head[:-1]
+    powers = None if pds is None else _pd_powers(request, pds, weights)
     # one integer per (population, segments..., label) group of this chunk
     group_codes = np.zeros(len(head[0]), dtype=np.int64)
     group_uniques: list[npt.NDArray[Any]] = []
@@ -114,6 +129,8 @@ def _add_chunk(
     n_groups = len(group_ids)
     for variable in request.variables:
         raw = values[position[variable.name]]
+        if variable.on_pd and request.pd is not None:
+            raw = request.pd.of(pd.to_numeric(pd.Series(raw), errors="coerce").to_numpy(float))
         if variable.binning is not None:
             try:
                 keys = variable.binning.assign(raw)
@@ -128,6 +145,11 @@ def _add_chunk(
         size = n_groups * n_keys
         rows = np.bincount(cell, minlength=size)
         summed = None if weights is None else np.bincount(cell, weights=weights, minlength=size)
+        sums = None
+        if variable.sums and powers is not None:
+            bad_pd, terms = powers
+            aggregate.count_invalid_pd(variable.name, bad_pd)
+            sums = np.stack([np.bincount(cell, weights=t, minlength=size) for t in terms], axis=1)
         for flat in np.flatnonzero(rows).tolist():
             g, k = divmod(flat, n_keys)
             code, *rest = decoded[g]
@@ -138,5 +160,22 @@ def _add_chunk(
                 (population, variable.name, segment_values, label, key),
                 int(rows[flat]),
                 None if summed is None else float(summed[flat]),
+                None if sums is None else sums[flat],
             )
     return invalid
+
+
+def _pd_powers(
+    request: CollectRequest, values: npt.NDArray[Any], weights: npt.NDArray[np.float64] | None
+) -> tuple[int, list[npt.NDArray[np.float64]]]:
+    """The rows whose PD is NULL or outside [0, 1], and the terms each loan adds to the PD
+    sums (:data:`~riskmon.metrics.PD_SUMS`; a NULL PD adds nothing, as SQL's ``SUM``)."""
+    assert request.pd is not None
+    raw = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(np.float64)
+    p = np.asarray(request.pd.of(raw), dtype=np.float64)
+    bad = int((~((p >= 0) & (p <= 1))).sum())
+    p = np.nan_to_num(p, nan=0.0)
+    terms = [p, p * p, p * p * p, p * p * p * p]
+    if weights is not None:
+        terms += [weights * weights, weights * p, weights * p * p]
+    return bad, terms

@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from riskmon.errors import InvalidDataError
-from riskmon.metrics import Binning, CountTable
+from riskmon.metrics import PD_SUMS, WEIGHTED_PD_SUMS, Binning, CountTable, PdTable
 from riskmon.plan import DateWindow
 from riskmon.records import ALL
 
@@ -32,6 +33,33 @@ class Variable:
     name: str
     column: str
     binning: Binning | None = None  # None: group on the column's distinct values (the score)
+    #: also sum the PD's powers per cell (the grades a calibration pass tests)
+    sums: bool = False
+    #: binned on the request's PD (a scorecard's points mapped to a PD), not on ``column``
+    on_pd: bool = False
+
+
+@dataclass(frozen=True)
+class PdSource:
+    """Where each loan's PD comes from: a column, or a scorecard's points mapped to a PD
+    (``points`` at good:bad ``odds``, doubling every ``pdo`` points)."""
+
+    column: str
+    points: float | None = None
+    odds: float | None = None
+    pdo: float | None = None
+
+    @property
+    def from_points(self) -> bool:
+        return self.points is not None
+
+    def of(self, values: Any) -> Any:
+        """The PD of each value of ``column`` (numpy): the points mapped, or the values."""
+        if self.points is None:
+            return values
+        assert self.odds is not None
+        assert self.pdo is not None
+        return 1.0 / (1.0 + self.odds * np.exp((values - self.points) * (np.log(2.0) / self.pdo)))
 
 
 @dataclass(frozen=True)
@@ -53,9 +81,17 @@ class CollectRequest:
     label: str
     weight: str | None = None
     segments: Sequence[str] = ()
+    pd: PdSource | None = None  # the PD summed for variables with ``sums``
 
     def variable(self, name: str) -> Variable:
         return next(v for v in self.variables if v.name == name)
+
+    @property
+    def n_sums(self) -> int:
+        """How many PD sums a cell of a ``sums`` variable carries."""
+        if self.pd is None:
+            return 0
+        return len(PD_SUMS) + (len(WEIGHTED_PD_SUMS) if self.weight else 0)
 
 
 class ColumnDataError(InvalidDataError):
@@ -75,11 +111,27 @@ class Aggregate:
     """Aggregate rows, summed over however many chunks or queries produced them."""
 
     cells: dict[Key, list[float]] = field(default_factory=lambda: defaultdict(lambda: [0, 0.0]))
+    #: the PD sums of the cells of ``sums`` variables (see :data:`~riskmon.metrics.PD_SUMS`)
+    sums: dict[Key, npt.NDArray[np.float64]] = field(default_factory=dict)
+    #: per ``sums`` variable: rows whose PD was NULL or outside [0, 1]
+    invalid_pds: dict[str, int] = field(default_factory=dict)
 
-    def add(self, key: Key, rows: int, weight: float | None) -> None:
+    def add(self, key: Key, rows: int, weight: float | None, sums: Any = None) -> None:
         cell = self.cells[key]
         cell[0] += int(rows)
         cell[1] += float(rows if weight is None else weight)
+        if sums is not None:
+            values = np.asarray([0.0 if v is None else float(v) for v in sums])
+            held = self.sums.get(key)
+            self.sums[key] = values if held is None else held + values
+
+    def count_invalid_pd(self, variable: str, rows: Any) -> None:
+        self.invalid_pds[variable] = self.invalid_pds.get(variable, 0) + int(rows or 0)
+
+    @property
+    def invalid_pd(self) -> int:
+        """Rows whose PD was NULL or outside [0, 1] (every ``sums`` variable sees them all)."""
+        return max(self.invalid_pds.values(), default=0)
 
 
 def segment_key(column: str, value: Any) -> str:
@@ -101,6 +153,8 @@ class CollectedTables:
 
     tables: dict[tuple[str, str, str], CountTable]
     counts: dict[tuple[str, str], PopulationCounts]  # (population, segment) -> counts
+    #: PD sums per (population, variable, segment) of the variables collected with ``sums``
+    pd_tables: dict[tuple[str, str, str], PdTable] = field(default_factory=dict)
 
     def table(self, population: str, variable: str, segment: str = ALL) -> CountTable:
         """The count table of ``variable`` in ``population`` (and ``segment``)."""
@@ -117,6 +171,8 @@ class CollectedTables:
             self.tables.keys() == other.tables.keys()
             and self.counts == other.counts
             and all(t.equals(other.tables[k], rtol=rtol) for k, t in self.tables.items())
+            and self.pd_tables.keys() == other.pd_tables.keys()
+            and all(t.equals(other.pd_tables[k], rtol=rtol) for k, t in self.pd_tables.items())
         )
 
 
@@ -131,14 +187,20 @@ def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
     labeled = {p.name: p.labeled for p in request.populations}
     binnings = {v.name: v.binning for v in request.variables}
     rows: dict[tuple[str, str, str], list[tuple[Any, Any, int, float]]] = defaultdict(list)
+    summed: dict[tuple[str, str, str], list[tuple[int, int, float, float, Any]]] = defaultdict(list)
     rollups: dict[tuple[Any, ...], list[str]] = {}  # a few distinct segment values
-    for (population, variable, segment_values, label, key), (n, w) in aggregate.cells.items():
+    for cell_key, (n, w) in aggregate.cells.items():
+        population, variable, segment_values, label, key = cell_key
         segments = rollups.get(segment_values)
         if segments is None:
             segments = rollups[segment_values] = list(_rollups(request, segment_values))
         row = (key, label, int(n), w)
+        sums = aggregate.sums.get(cell_key)
         for segment in segments:
             rows[(population, variable, segment)].append(row)
+            if sums is not None and not (labeled[population] and label is None):
+                label_ = _label(label) if labeled[population] else 0
+                summed[(population, variable, segment)].append((key, label_, int(n), w, sums))
     tables: dict[tuple[str, str, str], CountTable] = {}
     counts: dict[tuple[str, str], PopulationCounts] = {}
     first_variable = request.variables[0].name
@@ -163,7 +225,32 @@ def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
             tables[(empty.name, var.name, ALL)] = CountTable.from_rows(
                 [], binning=var.binning, labeled=empty.labeled
             )
-    return CollectedTables(tables=tables, counts=counts)
+    return CollectedTables(tables=tables, counts=counts, pd_tables=_pd_tables(request, summed))
+
+
+def _pd_tables(
+    request: CollectRequest,
+    summed: dict[tuple[str, str, str], list[tuple[int, int, float, float, Any]]],
+) -> dict[tuple[str, str, str], PdTable]:
+    """The PD sums of every ``sums`` variable per population and segment, on its bins (a
+    population or segment without loans gets empty sums)."""
+    if request.pd is None:
+        return {}
+    out: dict[tuple[str, str, str], PdTable] = {}
+    keys = {(p, v, s) for p, v, s in summed} | {
+        (p.name, v.name, ALL) for p in request.populations for v in request.variables if v.sums
+    }
+    for population, variable, segment in keys:
+        binning = request.variable(variable).binning
+        assert binning is not None, "PD sums are collected on binned variables"
+        out[(population, variable, segment)] = PdTable.from_cells(
+            summed.get((population, variable, segment), []),
+            n_bins=binning.n_bins,
+            weighted=request.weight is not None,
+            labels=binning.labels,
+            binning=binning,
+        )
+    return out
 
 
 def _label(value: Any) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import itertools
 import json
 import re
 from pathlib import Path
@@ -13,6 +14,7 @@ from zoneinfo import ZoneInfo
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     field_validator,
@@ -29,7 +31,9 @@ CONFIG_ENV_VAR = "RISKMON_CONFIG"
 DEFAULT_STORE_URL = "sqlite:///riskmon.db"
 
 #: variable names riskmon uses for the score and its tables; no characteristic may take them
-RESERVED_VARIABLES = frozenset({"score", "score_ranking", "gains", "curve"})
+RESERVED_VARIABLES = frozenset(
+    {"score", "score_ranking", "gains", "curve", "pd_grade", "score_cutoff"}
+)
 
 _ENV_REFERENCE = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}")
 _PERIOD = re.compile(r"^\s*(?P<count>\d+)\s*(?P<unit>day|week|month|year)s?\s*$", re.IGNORECASE)
@@ -224,6 +228,19 @@ class Drop(_Strict):
         return self
 
 
+class PValueLevels(_Strict):
+    """Traffic lights on a test's p-value: AMBER below ``amber``, RED below ``red``."""
+
+    amber: float = Field(default=0.05, gt=0, lt=1)
+    red: float = Field(default=0.001, gt=0, lt=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> PValueLevels:
+        if self.red > self.amber:
+            raise ValueError(f"expected red <= amber, got amber {self.amber} and red {self.red}")
+        return self
+
+
 class Thresholds(_Strict):
     """Alert thresholds; the defaults are the industry's usual bands."""
 
@@ -249,6 +266,17 @@ class Thresholds(_Strict):
     missing_rate_change: Band = Band(amber=0.05, red=0.10)
     #: fewer bads than this in the performance cohort: discrimination is not evaluable
     min_bads: int = Field(default=30, ge=1)
+    #: calibration tests of under-estimation (observed default rate above the PD), per grade
+    #: and for the portfolio: p-value levels (OeNB traffic lights)
+    calibration: PValueLevels = PValueLevels()
+    #: the same tests for over-estimation (observed rate below the PD): milder by default
+    over_estimation: PValueLevels = PValueLevels(amber=0.01, red=0.0001)
+    #: the ECB test of the current AUC against the initial AUC: p-value levels
+    auc_test: PValueLevels = PValueLevels()
+    #: change of the approval rate at the cut-off against the baseline's, in rate points
+    approval_rate_change: Band = Band(amber=0.05, red=0.10)
+    #: rise of the bad rate among accepted loans against the baseline's, relative (0.25 = +25 %)
+    accepted_bad_rate_rise: Band = Band(amber=0.25, red=0.50)
 
     @field_validator("ks")
     @classmethod
@@ -257,6 +285,83 @@ class Thresholds(_Strict):
         if not 0 <= low < high <= 1:
             raise ValueError(f"expected [low, high] with 0 <= low < high <= 1, got {list(value)}")
         return value
+
+
+class PointsToPd(_Strict):
+    """A scorecard's points as a PD: ``points`` at good:bad ``odds``, odds doubling every
+    ``pdo`` points (PD = 1 / (1 + odds · 2^((score − points) / pdo)))."""
+
+    points: float
+    odds: float = Field(gt=0)
+    pdo: float = Field(gt=0)
+
+
+class Costs(_Strict):
+    """What a wrong decision at the cut-off costs, per loan (any unit, the same for both)."""
+
+    false_accept: float = Field(gt=0)  # a bad loan accepted
+    false_decline: float = Field(gt=0)  # a good loan declined
+
+
+class GradeColumn(_Strict):
+    """Grades read from a column, listed best (lowest PD) to worst."""
+
+    column: str
+    order: list[Annotated[str, BeforeValidator(str)]] = Field(min_length=2)
+
+    @field_validator("order")
+    @classmethod
+    def _unique(cls, value: list[str]) -> list[str]:
+        twice = sorted({g for g in value if value.count(g) > 1})
+        if twice:
+            raise ValueError(f"expected each grade once, got {twice} twice")
+        return value
+
+
+def _pd_edges(value: list[float]) -> list[float]:
+    if not all(0 < e < 1 for e in value):
+        raise ValueError(f"expected PD upper edges strictly between 0 and 1, got {value}")
+    if any(b <= a for a, b in itertools.pairwise(value)):
+        raise ValueError(f"expected strictly increasing PD upper edges, got {value}")
+    return value
+
+
+class Calibration(_Strict):
+    """Are the PDs right (back-testing per grade and for the portfolio), and how the decision
+    at the cut-off performs."""
+
+    #: None: on when the score is a PD (higher_is_riskier, baseline scores within [0, 1]) or
+    #: when `pd` or `points_to_pd` is given
+    enabled: bool | None = None
+    #: the column holding each loan's PD (default: the score itself)
+    pd: str | None = None
+    #: a scorecard's points mapped to a PD, instead of a PD column
+    points_to_pd: PointsToPd | None = None
+    #: the master scale: PD upper edges of the grades (the last grade is open), or a column
+    #: holding each loan's grade; default: the baseline's score bins
+    grades: Annotated[list[float], AfterValidator(_pd_edges)] | GradeColumn | None = None
+    #: the AUC of the initial validation for the ECB AUC test (default: the baseline's)
+    initial_auc: float | None = Field(default=None, gt=0, le=1)
+    #: its standard error (default: the baseline's DeLong standard error)
+    initial_auc_se: float | None = Field(default=None, gt=0)
+    #: default correlation for the correlation-adjusted binomial test (Vasicek one-factor)
+    default_correlation: float = Field(default=0.0, ge=0, lt=1)
+    #: confidence of the binomial tests' critical default counts
+    confidence: float = Field(default=0.99, gt=0.5, lt=1)
+    #: fewer expected defaults than this in a grade: Hosmer-Lemeshow merges it with a neighbour
+    min_expected_defaults: float = Field(default=5.0, gt=0)
+    #: the score at which loans are declined (higher_is_riskier: a score at or above it;
+    #: higher_is_safer: a score below it)
+    cutoff: float | None = None
+    costs: Costs | None = None
+
+    @model_validator(mode="after")
+    def _one_pd(self) -> Calibration:
+        if self.pd is not None and self.points_to_pd is not None:
+            raise ValueError("expected at most one of 'pd' and 'points_to_pd'")
+        if self.costs is not None and self.cutoff is None:
+            raise ValueError("'costs' go with a 'cutoff'")
+        return self
 
 
 class NotifyChannel(_Strict):
@@ -290,6 +395,9 @@ class ModelConfig(_Strict):
     stability_window: Period = Period(count=1, unit="month")
     performance_window: Period = Period(count=12, unit="month")
     bins: Bins = Bins()
+    calibration: Calibration = Calibration()
+    #: challenger score columns, compared with the score on the same loans (DeLong)
+    challengers: list[str] = Field(default_factory=list)
     thresholds: Thresholds = Thresholds()
     schedule: CronExpression | None = None
     notify: list[NotifyChannel] = Field(default_factory=list)
@@ -354,7 +462,8 @@ class RiskmonConfig(_Strict):
 def _computed(model: ModelConfig) -> dict[str, Any]:
     """What of a model changes its figures: everything but notification channels, with the
     source's password removed (so that rotating it changes nothing)."""
-    data = model.model_dump(mode="json", by_alias=True, exclude={"notify"})
+    # keys at their defaults are left out, so that a key added later changes no fingerprint
+    data = model.model_dump(mode="json", by_alias=True, exclude={"notify"}, exclude_defaults=True)
     data["source"]["url"] = _without_password(model.source.url)
     return data
 

@@ -62,6 +62,7 @@ from riskmon.metrics._lift import (
     lift_table,
     lift_table_from_counts,
 )
+from riskmon.metrics._pd_sums import PD_SUMS, WEIGHTED_PD_SUMS, PdTable
 from riskmon.metrics._regression import (
     mean_absolute_error,
     mean_absolute_percentage_error,
@@ -90,7 +91,9 @@ from riskmon.metrics._woe import (
 __all__ = [
     "DEFAULT_SMOOTHING",
     "MISSING_LABEL",
+    "PD_SUMS",
     "UNSEEN_LABEL",
+    "WEIGHTED_PD_SUMS",
     "AUCResult",
     "Binning",
     "BootstrapResult",
@@ -104,6 +107,7 @@ __all__ = [
     "InvalidDataError",
     "KSResult",
     "PSIResult",
+    "PdTable",
     "average_confusion_metrics",
     "average_precision",
     "average_precision_from_counts",
