@@ -2,6 +2,7 @@
 
 Two layers that agree exactly: functions on count tables (:class:`CountTable`), O(bins), and
 the same functions on arrays (``y_true, y_score``), which first build the count table.
+Calibration tests take a grade's counts (defaults, obligors, PD).
 """
 
 from riskmon.errors import DegenerateDataWarning, InvalidDataError
@@ -10,6 +11,12 @@ from riskmon.metrics._binning import MISSING_LABEL, UNSEEN_LABEL, Binning, numer
 from riskmon.metrics._bootstrap import (
     BootstrapResult,
     bootstrap_ci,
+)
+from riskmon.metrics._calibration import (
+    BinomialTestResult,
+    JeffreysResult,
+    binomial_test,
+    jeffreys_test,
 )
 from riskmon.metrics._costs import (
     CostCurve,
@@ -93,6 +100,7 @@ __all__ = [
     "UNSEEN_LABEL",
     "AUCResult",
     "Binning",
+    "BinomialTestResult",
     "BootstrapResult",
     "ConfusionMetrics",
     "CostCurve",
@@ -102,11 +110,13 @@ __all__ = [
     "GiniResult",
     "IVResult",
     "InvalidDataError",
+    "JeffreysResult",
     "KSResult",
     "PSIResult",
     "average_confusion_metrics",
     "average_precision",
     "average_precision_from_counts",
+    "binomial_test",
     "bootstrap_ci",
     "break_even_point",
     "break_even_point_from_counts",
@@ -130,6 +140,7 @@ __all__ = [
     "information_value",
     "information_value_from_counts",
     "iv_band",
+    "jeffreys_test",
     "ks_curve",
     "ks_curve_from_counts",
     "ks_statistic",
