@@ -65,6 +65,7 @@ from riskmon.metrics._discrimination import (
 )
 from riskmon.metrics._divergence import DEFAULT_SMOOTHING
 from riskmon.metrics._grid import grid_auc_error_bound, grid_ks_error_bound, score_grid_table
+from riskmon.metrics._hosmer_lemeshow import HosmerLemeshowResult, hosmer_lemeshow_test
 from riskmon.metrics._lift import (
     lift_table,
     lift_table_from_counts,
@@ -108,6 +109,7 @@ __all__ = [
     "CountTable",
     "DegenerateDataWarning",
     "GiniResult",
+    "HosmerLemeshowResult",
     "IVResult",
     "InvalidDataError",
     "JeffreysResult",
@@ -136,6 +138,7 @@ __all__ = [
     "gini_from_counts",
     "grid_auc_error_bound",
     "grid_ks_error_bound",
+    "hosmer_lemeshow_test",
     "infer_kind",
     "information_value",
     "information_value_from_counts",
