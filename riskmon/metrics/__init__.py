@@ -2,7 +2,8 @@
 
 Two layers that agree exactly: functions on count tables (:class:`CountTable`), O(bins), and
 the same functions on arrays (``y_true, y_score``), which first build the count table.
-Calibration tests take a grade's counts (defaults, obligors, PD).
+Calibration tests take a grade's counts (defaults, obligors, PD) or the per-cell sums of
+:class:`CalibrationSums`.
 """
 
 from riskmon.errors import DegenerateDataWarning, InvalidDataError
@@ -11,6 +12,14 @@ from riskmon.metrics._binning import MISSING_LABEL, UNSEEN_LABEL, Binning, numer
 from riskmon.metrics._bootstrap import (
     BootstrapResult,
     bootstrap_ci,
+)
+from riskmon.metrics._brier import (
+    CalibrationSums,
+    SpiegelhalterResult,
+    brier_score,
+    brier_score_from_sums,
+    spiegelhalter_test,
+    spiegelhalter_test_from_sums,
 )
 from riskmon.metrics._calibration import (
     BinomialTestResult,
@@ -103,6 +112,7 @@ __all__ = [
     "Binning",
     "BinomialTestResult",
     "BootstrapResult",
+    "CalibrationSums",
     "ConfusionMetrics",
     "CostCurve",
     "CostOptimalCutoff",
@@ -115,6 +125,7 @@ __all__ = [
     "JeffreysResult",
     "KSResult",
     "PSIResult",
+    "SpiegelhalterResult",
     "average_confusion_metrics",
     "average_precision",
     "average_precision_from_counts",
@@ -122,6 +133,8 @@ __all__ = [
     "bootstrap_ci",
     "break_even_point",
     "break_even_point_from_counts",
+    "brier_score",
+    "brier_score_from_sums",
     "cap_curve",
     "cap_curve_from_counts",
     "characteristic_stability_table",
@@ -170,6 +183,8 @@ __all__ = [
     "root_mean_squared_error",
     "root_mean_squared_log_error",
     "score_grid_table",
+    "spiegelhalter_test",
+    "spiegelhalter_test_from_sums",
     "threshold_table",
     "threshold_table_from_counts",
     "woe_table",
