@@ -7,6 +7,14 @@ Calibration tests take a grade's counts (defaults, obligors, PD) or the per-cell
 """
 
 from riskmon.errors import DegenerateDataWarning, InvalidDataError
+from riskmon.metrics._auc_tests import (
+    AUCTestResult,
+    DeLongTestResult,
+    auc_test,
+    auc_test_from_counts,
+    delong_test,
+    delong_test_from_counts,
+)
 from riskmon.metrics._bin_fit import fit_binning, infer_kind, quantile_edges
 from riskmon.metrics._binning import MISSING_LABEL, UNSEEN_LABEL, Binning, numeric_values
 from riskmon.metrics._bootstrap import (
@@ -109,6 +117,7 @@ __all__ = [
     "MISSING_LABEL",
     "UNSEEN_LABEL",
     "AUCResult",
+    "AUCTestResult",
     "Binning",
     "BinomialTestResult",
     "BootstrapResult",
@@ -117,6 +126,7 @@ __all__ = [
     "CostCurve",
     "CostOptimalCutoff",
     "CountTable",
+    "DeLongTestResult",
     "DegenerateDataWarning",
     "GiniResult",
     "HosmerLemeshowResult",
@@ -126,6 +136,8 @@ __all__ = [
     "KSResult",
     "PSIResult",
     "SpiegelhalterResult",
+    "auc_test",
+    "auc_test_from_counts",
     "average_confusion_metrics",
     "average_precision",
     "average_precision_from_counts",
@@ -144,6 +156,8 @@ __all__ = [
     "cost_curve_from_counts",
     "cost_optimal_cutoff",
     "cost_optimal_cutoff_from_counts",
+    "delong_test",
+    "delong_test_from_counts",
     "expected_cost",
     "expected_cost_from_counts",
     "fit_binning",

@@ -277,7 +277,7 @@ def test_bad_confidence_level_is_named():
         jeffreys_test(1, 10, 0.1, confidence_level=1.5)
 
 
-@pytest.mark.parametrize("module", ["_calibration", "_hosmer_lemeshow", "_brier"])
+@pytest.mark.parametrize("module", ["_calibration", "_hosmer_lemeshow", "_brier", "_auc_tests"])
 def test_docstring_examples_run(module):
     mod = importlib.import_module(f"riskmon.metrics.{module}")
     result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
