@@ -2,14 +2,38 @@
 
 Two layers that agree exactly: functions on count tables (:class:`CountTable`), O(bins), and
 the same functions on arrays (``y_true, y_score``), which first build the count table.
+Calibration tests take a grade's counts (defaults, obligors, PD) or the per-cell sums of
+:class:`CalibrationSums`.
 """
 
 from riskmon.errors import DegenerateDataWarning, InvalidDataError
+from riskmon.metrics._auc_tests import (
+    AUCTestResult,
+    DeLongTestResult,
+    auc_test,
+    auc_test_from_counts,
+    delong_test,
+    delong_test_from_counts,
+)
 from riskmon.metrics._bin_fit import fit_binning, infer_kind, quantile_edges
 from riskmon.metrics._binning import MISSING_LABEL, UNSEEN_LABEL, Binning, numeric_values
 from riskmon.metrics._bootstrap import (
     BootstrapResult,
     bootstrap_ci,
+)
+from riskmon.metrics._brier import (
+    CalibrationSums,
+    SpiegelhalterResult,
+    brier_score,
+    brier_score_from_sums,
+    spiegelhalter_test,
+    spiegelhalter_test_from_sums,
+)
+from riskmon.metrics._calibration import (
+    BinomialTestResult,
+    JeffreysResult,
+    binomial_test,
+    jeffreys_test,
 )
 from riskmon.metrics._costs import (
     CostCurve,
@@ -58,6 +82,7 @@ from riskmon.metrics._discrimination import (
 )
 from riskmon.metrics._divergence import DEFAULT_SMOOTHING
 from riskmon.metrics._grid import grid_auc_error_bound, grid_ks_error_bound, score_grid_table
+from riskmon.metrics._hosmer_lemeshow import HosmerLemeshowResult, hosmer_lemeshow_test
 from riskmon.metrics._lift import (
     lift_table,
     lift_table_from_counts,
@@ -95,25 +120,37 @@ __all__ = [
     "UNSEEN_LABEL",
     "WEIGHTED_PD_SUMS",
     "AUCResult",
+    "AUCTestResult",
     "Binning",
+    "BinomialTestResult",
     "BootstrapResult",
+    "CalibrationSums",
     "ConfusionMetrics",
     "CostCurve",
     "CostOptimalCutoff",
     "CountTable",
+    "DeLongTestResult",
     "DegenerateDataWarning",
     "GiniResult",
+    "HosmerLemeshowResult",
     "IVResult",
     "InvalidDataError",
+    "JeffreysResult",
     "KSResult",
     "PSIResult",
     "PdTable",
+    "SpiegelhalterResult",
+    "auc_test",
+    "auc_test_from_counts",
     "average_confusion_metrics",
     "average_precision",
     "average_precision_from_counts",
+    "binomial_test",
     "bootstrap_ci",
     "break_even_point",
     "break_even_point_from_counts",
+    "brier_score",
+    "brier_score_from_sums",
     "cap_curve",
     "cap_curve_from_counts",
     "characteristic_stability_table",
@@ -123,6 +160,8 @@ __all__ = [
     "cost_curve_from_counts",
     "cost_optimal_cutoff",
     "cost_optimal_cutoff_from_counts",
+    "delong_test",
+    "delong_test_from_counts",
     "expected_cost",
     "expected_cost_from_counts",
     "fit_binning",
@@ -130,10 +169,12 @@ __all__ = [
     "gini_from_counts",
     "grid_auc_error_bound",
     "grid_ks_error_bound",
+    "hosmer_lemeshow_test",
     "infer_kind",
     "information_value",
     "information_value_from_counts",
     "iv_band",
+    "jeffreys_test",
     "ks_curve",
     "ks_curve_from_counts",
     "ks_statistic",
@@ -160,6 +201,8 @@ __all__ = [
     "root_mean_squared_error",
     "root_mean_squared_log_error",
     "score_grid_table",
+    "spiegelhalter_test",
+    "spiegelhalter_test_from_sums",
     "threshold_table",
     "threshold_table_from_counts",
     "woe_table",

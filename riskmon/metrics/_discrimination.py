@@ -191,12 +191,7 @@ def _auc(r: Ranked, confidence_level: float) -> AUCResult:
         reason = "no bads" if big_b <= 0 else "no goods"
         not_available(f"AUC is not available: the data has {reason}", stacklevel=4)
         return AUCResult(nan, nan, nan, nan, level)
-    # placements: a bad's share of goods ranked safer (+½ tied), a good's share of bads
-    # ranked riskier (+½ tied); constant within a tie group, so one value per row of the table
-    goods_safer = np.cumsum(r.goods[::-1])[::-1] - r.goods
-    bads_riskier = np.cumsum(r.bads) - r.bads
-    v10 = (goods_safer + 0.5 * r.goods) / big_g
-    v01 = (bads_riskier + 0.5 * r.bads) / big_b
+    v10, v01 = placements(r.goods, r.bads, big_g, big_b)
     auc = float(np.dot(r.bads, v10) / big_b)
     std_error = _delong_std_error(r, v10, v01, auc)
     if math.isnan(std_error):
@@ -206,6 +201,19 @@ def _auc(r: Ranked, confidence_level: float) -> AUCResult:
     z = float(ndtri(0.5 + level / 2))
     low, high = max(0.0, auc - z * std_error), min(1.0, auc + z * std_error)
     return AUCResult(auc, std_error, low, high, level)
+
+
+def placements(
+    goods: FloatArray, bads: FloatArray, total_goods: float, total_bads: float
+) -> tuple[FloatArray, FloatArray]:
+    """DeLong's placements of tie groups ordered from the riskiest to the safest.
+
+    V10 of a bad: the share of goods ranked safer (+½ tied); V01 of a good: the share of bads
+    ranked riskier (+½ tied). Constant within a tie group, so one value per group.
+    """
+    goods_safer = np.cumsum(goods[::-1])[::-1] - goods
+    bads_riskier = np.cumsum(bads) - bads
+    return (goods_safer + 0.5 * goods) / total_goods, (bads_riskier + 0.5 * bads) / total_bads
 
 
 def _delong_std_error(r: Ranked, v10: FloatArray, v01: FloatArray, auc: float) -> float:

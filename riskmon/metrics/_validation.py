@@ -15,6 +15,8 @@ IntArray = npt.NDArray[np.int64]
 
 #: how many offending values an error message quotes at most
 _MAX_QUOTED = 5
+#: how far (relative) effective default counts computed in floating point may exceed n
+COUNT_ROUNDING = 1e-12
 
 
 def _name_of(values: Any, default: str) -> str:
@@ -56,8 +58,8 @@ def check_labels(y_true: Any, *, name: str = "y_true") -> npt.NDArray[np.bool_]:
     return np.asarray(arr == 1, dtype=np.bool_)
 
 
-def check_scores(y_score: Any, *, name: str = "y_score") -> FloatArray:
-    """Scores as float64; raise on non-numeric, NaN or infinite values."""
+def check_scores(y_score: Any, *, name: str = "y_score", what: str = "scores") -> FloatArray:
+    """Scores (or other ``what``) as float64; raise on non-numeric, NaN or infinite values."""
     name = _name_of(y_score, name)
     arr = np.asarray(y_score)
     if arr.ndim != 1:
@@ -67,14 +69,14 @@ def check_scores(y_score: Any, *, name: str = "y_score") -> FloatArray:
             arr = arr.astype(np.float64)
         except (TypeError, ValueError):
             raise InvalidDataError(
-                f"Expected numeric scores in {name!r}, got dtype {arr.dtype} "
+                f"Expected numeric {what} in {name!r}, got dtype {arr.dtype} "
                 f"with values like {_quote(arr[:5])}"
             ) from None
     arr = arr.astype(np.float64, copy=False)
     finite = np.isfinite(arr)
     if not finite.all():
         raise InvalidDataError(
-            f"Expected finite numeric scores in {name!r}, got {_quote(arr[~finite])} "
+            f"Expected finite numeric {what} in {name!r}, got {_quote(arr[~finite])} "
             f"in {int((~finite).sum())} row(s)"
         )
     return arr
@@ -95,10 +97,62 @@ def check_weights(sample_weight: Any, n: int, *, name: str = "sample_weight") ->
     return arr
 
 
-def check_same_length(n: int, m: int, name: str) -> None:
-    """Raise unless an argument has the expected number of rows."""
+def check_same_length(n: int, m: int, name: str, *, reference: str = "y_true") -> None:
+    """Raise unless an argument has as many rows as ``reference``."""
     if n != m:
-        raise InvalidDataError(f"Expected {n} rows in {name!r} to match y_true, got {m}")
+        raise InvalidDataError(f"Expected {n} rows in {name!r} to match {reference}, got {m}")
+
+
+def check_probabilities(values: Any, *, name: str, closed: bool) -> FloatArray:
+    """Probabilities (PDs) as a float64 array; raise unless each is in (0, 1) ([0, 1] when
+    closed). A scalar becomes an array of one."""
+    arr = check_scores(np.atleast_1d(values), name=_name_of(values, name), what="probabilities")
+    inside = (arr >= 0) & (arr <= 1) if closed else (arr > 0) & (arr < 1)
+    if not inside.all():
+        interval = "[0, 1]" if closed else "(0, 1)"
+        raise InvalidDataError(
+            f"Expected probabilities in {interval} in {name!r}, got {_quote(arr[~inside])}"
+        )
+    return arr
+
+
+def check_default_counts(defaults: Any, n: Any) -> tuple[FloatArray, FloatArray]:
+    """Defaults D and obligors N (per grade) as float64 arrays; a scalar becomes an array of one.
+
+    Counts may be non-integer (effective counts of weighted data). Raise unless both are finite
+    and non-negative with D <= N; D above N by rounding only (``COUNT_ROUNDING``, relative) is
+    taken as N.
+    """
+    d = check_scores(np.atleast_1d(defaults), name="defaults", what="counts")
+    total = check_scores(np.atleast_1d(n), name="n", what="counts")
+    check_same_length(d.shape[0], total.shape[0], "n", reference="defaults")
+    for name, arr in (("defaults", d), ("n", total)):
+        negative = arr < 0
+        if negative.any():
+            raise InvalidDataError(
+                f"Expected non-negative counts in {name!r}, got {_quote(arr[negative])}"
+            )
+    over = d > total * (1 + COUNT_ROUNDING) + COUNT_ROUNDING
+    if over.any():
+        raise InvalidDataError(
+            f"Expected defaults <= n, got defaults {_quote(d[over])} against n "
+            f"{_quote(total[over])}"
+        )
+    return np.minimum(d, total), total
+
+
+def check_grade_pds(pd: Any, n: FloatArray) -> FloatArray:
+    """The PD of each grade of ``n`` obligors (a scalar becomes an array of one), each in
+    (0, 1). An empty grade's PD is not read — the mean PD of no loans may well be NaN — and
+    is NaN here."""
+    arr = np.atleast_1d(np.asarray(pd))
+    if arr.ndim != 1:
+        raise InvalidDataError(f"Expected a 1-d array for 'pd', got shape {arr.shape}")
+    check_same_length(n.shape[0], arr.shape[0], "pd", reference="defaults")
+    held = n > 0
+    checked = np.full(n.shape[0], np.nan)
+    checked[held] = check_probabilities(arr[held], name="pd", closed=False)
+    return checked
 
 
 def check_fraction(value: float, name: str, *, closed: bool = False) -> float:

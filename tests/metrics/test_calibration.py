@@ -1,0 +1,285 @@
+"""Jeffreys and binomial tests of a grade's PD against scipy.stats and independent integrals."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from riskmon.errors import DegenerateDataWarning, InvalidDataError
+from riskmon.metrics import binomial_test, jeffreys_test
+
+TOL = 1e-12
+
+#: (D, N, PD): small and large grades, no defaults, all defaults, PDs from 0.03 % to 40 %
+GRADES = [
+    (7, 200, 0.025),
+    (0, 50, 0.01),
+    (50, 50, 0.3),
+    (3, 1000, 0.0003),
+    (120, 10_000, 0.01),
+    (45, 100, 0.4),
+    (1, 1, 0.5),
+]
+
+
+# --------------------------------------------------------------------------- Jeffreys
+def test_jeffreys_reproduces_the_ecb_example():
+    # ECB instructions §2.5.3.1: N = 200, D = 7, PD = 2.5 % gives 0.1779
+    r = jeffreys_test(7, 200, 0.025)
+    assert round(r.pvalue, 4) == 0.1779
+    assert r.statistic == 0.035
+    assert float(r) == 0.035
+
+
+@pytest.mark.parametrize(("d", "n", "pd"), [*GRADES, (2.4, 17.3, 0.08), (0.0, 0.5, 0.2)])
+def test_jeffreys_matches_the_beta_law(d, n, pd):
+    posterior = stats.beta(d + 0.5, n - d + 0.5)
+    r = jeffreys_test(d, n, pd, confidence_level=0.9)
+    assert r.pvalue == pytest.approx(posterior.cdf(pd), rel=TOL, abs=1e-300)
+    assert r.pvalue_over == pytest.approx(posterior.sf(pd), rel=TOL, abs=1e-300)
+    assert r.interval == pytest.approx((posterior.ppf(0.05), posterior.ppf(0.95)), rel=1e-10)
+    assert r.confidence_level == 0.9
+    assert (r.defaults, r.n, r.pd) == (d, n, pd)
+
+
+def test_jeffreys_pvalue_falls_as_defaults_rise_and_directions_add_to_one():
+    pvalues = [jeffreys_test(d, 200, 0.025).pvalue for d in range(0, 20)]
+    assert all(a > b for a, b in itertools.pairwise(pvalues))
+    r = jeffreys_test(12, 200, 0.025)
+    assert r.pvalue + r.pvalue_over == pytest.approx(1, abs=TOL)
+    assert r.pvalue < 0.01  # 12 defaults where 5 are expected: the PD is too low
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.floats(0.5, 1e5),
+    st.floats(0, 1),
+    st.floats(1e-4, 0.5),
+)
+def test_jeffreys_interval_brackets_the_posterior_median(n, share, pd):
+    d = share * n
+    r = jeffreys_test(d, n, pd)
+    median = stats.beta.median(d + 0.5, n - d + 0.5)
+    assert r.interval[0] <= median <= r.interval[1]
+    # the p-value is the posterior probability of a default rate at or below the PD
+    if abs(pd - median) > 1e-9:
+        assert (r.pvalue < 0.5) == (pd < median)
+
+
+@pytest.mark.parametrize("pd", [0.02, np.nan])  # the mean PD of no loans is NaN
+def test_jeffreys_of_an_empty_grade_is_not_available(pd):
+    with pytest.warns(DegenerateDataWarning, match="no obligors"):
+        r = jeffreys_test(0, 0, pd)
+    assert math.isnan(r.pvalue)
+    assert math.isnan(r.statistic)
+
+
+def test_effective_counts_may_exceed_n_by_rounding_only():
+    n = 200 / 3
+    r = jeffreys_test(n * (1 + 1e-15), n, 0.02)
+    assert r.defaults == n
+    with pytest.raises(InvalidDataError, match="Expected defaults <= n"):
+        jeffreys_test(n * 1.001, n, 0.02)
+
+
+# --------------------------------------------------------------------------- binomial
+@pytest.mark.parametrize(("d", "n", "pd"), GRADES)
+def test_binomial_matches_scipy_on_whole_counts(d, n, pd):
+    r = binomial_test(d, n, pd)
+    assert r.pvalue == pytest.approx(stats.binom.sf(d - 1, n, pd), rel=1e-11, abs=1e-300)
+    assert r.pvalue_over == pytest.approx(stats.binom.cdf(d, n, pd), rel=1e-11, abs=1e-300)
+    assert r.statistic == d
+    assert r.expected == pytest.approx(n * pd)
+
+
+@pytest.mark.parametrize(("n", "pd"), [(200, 0.025), (10_000, 0.01), (50, 0.3), (20, 0.001)])
+@pytest.mark.parametrize("alpha", [0.01, 0.05, 0.001])
+def test_binomial_critical_value_matches_scipy(n, pd, alpha):
+    r = binomial_test(0, n, pd, alpha=alpha)
+    # binom.isf(α) is the smallest k with P(X > k) <= α, so P(X >= k + 1) <= α
+    assert r.critical_value == stats.binom.isf(alpha, n, pd) + 1
+    assert stats.binom.sf(r.critical_value - 1, n, pd) <= alpha
+    assert stats.binom.sf(r.critical_value - 2, n, pd) > alpha
+
+
+def test_binomial_critical_value_beyond_the_grade_when_nothing_is_significant():
+    # P(X >= 5) = 0.5**5 = 0.031 > 0.01 for 5 obligors with PD 50 %: no count is significant
+    assert binomial_test(0, 5, 0.5).critical_value == 6
+
+
+@pytest.mark.parametrize(("d", "n"), [(2.5, 40.0), (0.3, 10.7), (9.9, 10.0), (3.0, 12.25)])
+def test_binomial_on_effective_counts_is_the_incomplete_beta_extension(d, n):
+    pd = 0.08
+    r = binomial_test(d, n, pd)
+    # P(X >= x) = P(Beta(x, N − x + 1) <= p): the order-statistic form of the binomial tail
+    assert r.pvalue == pytest.approx(stats.beta.cdf(pd, d, n - d + 1), rel=1e-11)
+    # P(X <= x) = 1 − P(X >= x + 1)
+    assert r.pvalue_over == pytest.approx(stats.beta.sf(pd, d + 1, n - d), rel=1e-11)
+
+
+def test_binomial_extension_lies_between_the_whole_counts():
+    whole = [binomial_test(d, 60, 0.05).pvalue for d in (3, 4)]
+    between = [binomial_test(d, 60, 0.05).pvalue for d in (3.25, 3.5, 3.75)]
+    assert whole[0] > between[0] > between[1] > between[2] > whole[1]
+    assert binomial_test(4 - 1e-9, 60, 0.05).pvalue == pytest.approx(whole[1], rel=1e-6)
+
+
+# --------------------------------------------------------------------------- correlated
+def vasicek_pd(pd, rho, z):
+    return stats.norm.cdf((stats.norm.ppf(pd) - np.sqrt(rho) * z) / np.sqrt(1 - rho))
+
+
+def hermite_tail(d, n, pd, rho, nodes=300):
+    """P(X >= d) under the one-factor model by Gauss–Hermite quadrature (probabilists')."""
+    z, w = np.polynomial.hermite_e.hermegauss(nodes)
+    return float(np.dot(w, stats.binom.sf(d - 1, n, vasicek_pd(pd, rho, z))) / np.sqrt(2 * np.pi))
+
+
+@pytest.mark.parametrize(
+    ("d", "n", "pd", "rho"),
+    [
+        (7, 200, 0.025, 0.05),
+        (10, 200, 0.025, 0.2),
+        (2, 30, 0.1, 0.12),
+        (0, 40, 0.05, 0.3),
+        (25, 25, 0.2, 0.24),
+        (3, 500, 0.002, 0.15),
+    ],
+)
+def test_correlated_binomial_matches_gauss_hermite(d, n, pd, rho):
+    r = binomial_test(d, n, pd, correlation=rho)
+    assert r.pvalue == pytest.approx(hermite_tail(d, n, pd, rho), rel=1e-8, abs=1e-14)
+    assert r.pvalue_over == pytest.approx(1 - hermite_tail(d + 1, n, pd, rho), rel=1e-8, abs=1e-14)
+    assert r.correlation == rho
+
+
+@pytest.mark.parametrize(
+    ("d", "n", "pd", "rho"),
+    [(130, 10_000, 0.01, 0.01), (40, 100_000, 0.0003, 0.002), (900, 50_000, 0.015, 0.12)],
+)
+def test_correlated_binomial_matches_monte_carlo_on_large_grades(d, n, pd, rho):
+    # the systematic factor drawn, the binomial law given it exact: mean and standard error
+    z = np.random.default_rng(20240611).standard_normal(400_000)
+    conditional = stats.binom.sf(d - 1, n, vasicek_pd(pd, rho, z))
+    mean, se = conditional.mean(), conditional.std(ddof=1) / np.sqrt(z.size)
+    assert abs(binomial_test(d, n, pd, correlation=rho).pvalue - mean) < 4 * se + 1e-12
+
+
+def test_correlated_binomial_tends_to_the_binomial_as_correlation_vanishes():
+    for d in (0, 3, 7, 12, 30):
+        plain = binomial_test(d, 200, 0.025)
+        almost = binomial_test(d, 200, 0.025, correlation=1e-10)
+        assert almost.pvalue == pytest.approx(plain.pvalue, rel=1e-6, abs=1e-15)
+        assert almost.pvalue_over == pytest.approx(plain.pvalue_over, rel=1e-6, abs=1e-15)
+        assert almost.critical_value == plain.critical_value
+
+
+def test_correlation_makes_many_defaults_less_surprising():
+    # above the mean (5 expected) P(X >= D) grows with ρ; well below it P(X >= D) shrinks
+    for d in (8, 12, 20):
+        pvalues = [binomial_test(d, 200, 0.025, correlation=rho).pvalue for rho in (0, 0.05, 0.2)]
+        assert pvalues[0] < pvalues[1] < pvalues[2]
+    assert (
+        binomial_test(2, 200, 0.025, correlation=0.2).pvalue < binomial_test(2, 200, 0.025).pvalue
+    )
+    crit = [binomial_test(0, 200, 0.025, correlation=rho).critical_value for rho in (0, 0.05, 0.2)]
+    assert crit[0] < crit[1] < crit[2]
+
+
+@pytest.mark.parametrize("rho", [0.05, 0.2])
+def test_correlated_critical_value_is_where_the_tail_crosses_alpha(rho):
+    n, pd, alpha = 200, 0.025, 0.01
+    crit = binomial_test(0, n, pd, correlation=rho, alpha=alpha).critical_value
+    assert hermite_tail(crit, n, pd, rho) <= alpha < hermite_tail(crit - 1, n, pd, rho)
+
+
+def test_correlated_far_tail_keeps_relative_accuracy():
+    # 500 defaults where 300 are expected, ρ = 1e-4: P(X >= 500) ≈ 5.4e-20; the integral on a
+    # fine grid of z (the tails beyond |z| = 12 hold nothing here) gives the same to 1e-8
+    d, n, pd, rho = 500, 100_000, 0.003, 1e-4
+    z = np.linspace(-12, 12, 400_001)
+    integrand = stats.binom.sf(d - 1, n, vasicek_pd(pd, rho, z)) * stats.norm.pdf(z)
+    expected = np.trapezoid(integrand, z)
+    assert binomial_test(d, n, pd, correlation=rho).pvalue == pytest.approx(expected, rel=1e-8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.floats(1, 5_000),
+    st.floats(0, 1),
+    st.floats(1e-3, 0.3),
+    st.sampled_from([0.0, 0.03, 0.15]),
+)
+def test_binomial_directions_overlap_and_fall_with_defaults(n, share, pd, rho):
+    d = share * n
+    r = binomial_test(d, n, pd, correlation=rho)
+    # P(X >= D) + P(X <= D) >= 1 (both hold X = D)
+    assert r.pvalue + r.pvalue_over >= 1 - 1e-9
+    more = binomial_test(min(d + 0.5, n), n, pd, correlation=rho)
+    assert more.pvalue <= r.pvalue + 1e-12
+    assert more.pvalue_over >= r.pvalue_over - 1e-12
+
+
+@pytest.mark.parametrize("pd", [0.02, np.nan])
+def test_binomial_of_an_empty_grade_is_not_available(pd):
+    with pytest.warns(DegenerateDataWarning, match="no obligors"):
+        r = binomial_test(0, 0, pd)
+    assert math.isnan(r.pvalue)
+    assert math.isnan(r.pvalue_over)
+
+
+# --------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("test", [jeffreys_test, binomial_test])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((8, 7, 0.1), r"Expected defaults <= n, got defaults \[8.0\] against n \[7.0\]"),
+        ((-1, 7, 0.1), r"Expected non-negative counts in 'defaults', got \[-1.0\]"),
+        ((1, -7, 0.1), r"Expected non-negative counts in 'n'"),
+        ((1, 7, 0.0), r"Expected probabilities in \(0, 1\) in 'pd', got \[0.0\]"),
+        ((1, 7, 1.2), r"Expected probabilities in \(0, 1\) in 'pd', got \[1.2\]"),
+        ((np.nan, 7, 0.1), r"Expected finite numeric counts in 'defaults'"),
+        ((1, np.inf, 0.1), r"Expected finite numeric counts in 'n'"),
+        ((1, 7, np.nan), r"Expected finite numeric probabilities in 'pd'"),
+        (([1, 2], 7, 0.1), r"Expected a single number for 'defaults', got shape \(2,\)"),
+        ((1, "seven", 0.1), r"Expected numeric counts in 'n'"),
+    ],
+)
+def test_bad_input_names_the_argument(test, args, message):
+    with pytest.raises(InvalidDataError, match=message):
+        test(*args)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"correlation": 1.0}, r"Expected correlation in \[0, 1\), got 1.0"),
+        ({"correlation": -0.1}, r"Expected correlation in \[0, 1\), got -0.1"),
+        ({"correlation": float("nan")}, r"Expected correlation in \[0, 1\), got nan"),
+        ({"alpha": 0.0}, r"Expected alpha in \(0, 1\), got 0.0"),
+    ],
+)
+def test_bad_binomial_options_are_named(options, message):
+    with pytest.raises(InvalidDataError, match=message):
+        binomial_test(1, 10, 0.1, **options)
+
+
+def test_bad_confidence_level_is_named():
+    with pytest.raises(InvalidDataError, match=r"Expected confidence_level in \(0, 1\), got 1.5"):
+        jeffreys_test(1, 10, 0.1, confidence_level=1.5)
+
+
+@pytest.mark.parametrize("module", ["_calibration", "_hosmer_lemeshow", "_brier", "_auc_tests"])
+def test_docstring_examples_run(module):
+    mod = importlib.import_module(f"riskmon.metrics.{module}")
+    result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
+    assert result.attempted > 0
