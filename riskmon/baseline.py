@@ -155,7 +155,8 @@ def pd_source(model: ModelConfig, bins: FrozenBins) -> PdSource | None:
         return PdSource(model.columns.score, points.points, points.odds, points.pdo)
     low = bins.score_bottom if bins.score_bottom is not None else 0.0
     if model.higher_is_riskier and low >= 0.0 and bins.score_top <= 1.0:
-        return PdSource(model.columns.score)
+        # taken for a PD by default: a later score outside [0, 1] says it is none
+        return PdSource(model.columns.score, strict=calibration.enabled is True)
     if calibration.enabled:
         raise ConfigError(
             f"models[{model.name}].calibration: enabled, but the score {model.columns.score!r} "

@@ -225,12 +225,25 @@ def demo_config(folder: Path) -> dict[str, object]:
                 **common,
                 "columns": {**columns, "score": "app_points"},
                 "score_direction": "higher_is_safer",
+                # the scorecard's points as a PD: 600 points at 11:1 good:bad odds, odds
+                # doubling every 37 points (fitted on the development window)
+                # loans below 560 points are declined; a bad accepted costs five good declined
+                "calibration": {
+                    "points_to_pd": {"points": 600, "odds": 11, "pdo": 37},
+                    "cutoff": 560,
+                    "costs": {"false_accept": 5, "false_decline": 1},
+                },
             },
             {
                 "name": "behaviour_pd",
                 **common,
                 "columns": {**columns, "score": "behaviour_pd", "weight": "exposure"},
                 "score_direction": "higher_is_riskier",
+                # the master scale: PD upper edges of the grades (the last grade is open)
+                "calibration": {
+                    "grades": [0.02, 0.04, 0.07, 0.12, 0.2, 0.35],
+                    "default_correlation": 0.03,
+                },
             },
         ],
     }

@@ -38,13 +38,15 @@ from riskmon.config import ModelConfig, RiskmonConfig, model_fingerprint
 from riskmon.errors import RiskmonError
 from riskmon.evaluate import evaluate
 from riskmon.figures import CATALOG, FrozenBaseline
-from riskmon.metrics import CountTable
+from riskmon.metrics import CountTable, PdTable
 from riskmon.notify import notify_run
 from riskmon.outcome import RunOutcome
 from riskmon.plan import RunPlan, plan_run
 from riskmon.records import (
     CURRENT,
+    GRADE,
     PERFORMANCE,
+    SCORE,
     BinRecord,
     FigureRecord,
     RunCounts,
@@ -118,6 +120,28 @@ class _CollectedRun:
 
     def ranking(self, population: str, segment: str = ALL) -> tuple[CountTable, CountTable | None]:
         return ranking_table(self.collected, self.bins, population, segment)
+
+    def pd_table(self, population: str, segment: str = ALL) -> PdTable | None:
+        if self.rows(population, segment) is None:
+            return None
+        variable = GRADE if self.model.calibration.grades is not None else SCORE
+        return self.collected.pd_tables.get((population, variable, segment))
+
+    @property
+    def pd_problem(self) -> str | None:
+        if not self.collected.invalid_pd:
+            return None
+        return (
+            f"the score {self.model.columns.score!r} was taken for a PD (its baseline values lie "
+            f"within [0, 1]), but {self.collected.invalid_pd} loan(s) of this run have a score "
+            f"outside [0, 1]: name the PD column (calibration.pd) or set "
+            f"calibration.enabled: false"
+        )
+
+    @property
+    def pd_ascending(self) -> bool:
+        # the score's own bins are the grades: ascending PD when higher scores are riskier
+        return self.model.calibration.grades is not None or self.model.higher_is_riskier
 
 
 def compute_run(

@@ -6,6 +6,7 @@ coordinates it is given. Coordinates are rounded to one decimal: a pixel is all 
 and it keeps a report with many charts small.
 """
 
+from riskmon.charts._calibration import calibration_chart
 from riskmon.charts._curves import (
     CumulativeCurve,
     cap_chart,
@@ -63,6 +64,7 @@ __all__ = [
     "Sparkline",
     "Tick",
     "bar_chart",
+    "calibration_chart",
     "cap_chart",
     "cumulative",
     "ks_chart",

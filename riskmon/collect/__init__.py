@@ -113,7 +113,7 @@ def _validate(
         raise source.error(
             f"expected a score on every loan, got {null_scores} row(s) with NULL", column=column
         )
-    if request.pd is not None and aggregate.invalid_pd:
+    if request.pd is not None and request.pd.strict and aggregate.invalid_pd:
         what = "PD" if not request.pd.from_points else "PD (from the points)"
         raise source.error(
             f"expected a {what} within [0, 1] on every loan, got {aggregate.invalid_pd} row(s) "

@@ -48,6 +48,9 @@ class PdSource:
     points: float | None = None
     odds: float | None = None
     pdo: float | None = None
+    #: a PD NULL or outside [0, 1] fails the collect; else (a score taken for a PD because its
+    #: baseline values were) the loans are counted and calibration is not available
+    strict: bool = True
 
     @property
     def from_points(self) -> bool:
@@ -155,6 +158,8 @@ class CollectedTables:
     counts: dict[tuple[str, str], PopulationCounts]  # (population, segment) -> counts
     #: PD sums per (population, variable, segment) of the variables collected with ``sums``
     pd_tables: dict[tuple[str, str, str], PdTable] = field(default_factory=dict)
+    #: loans whose PD was NULL or outside [0, 1] (a source whose PD is not strict)
+    invalid_pd: int = 0
 
     def table(self, population: str, variable: str, segment: str = ALL) -> CountTable:
         """The count table of ``variable`` in ``population`` (and ``segment``)."""
@@ -225,7 +230,12 @@ def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
             tables[(empty.name, var.name, ALL)] = CountTable.from_rows(
                 [], binning=var.binning, labeled=empty.labeled
             )
-    return CollectedTables(tables=tables, counts=counts, pd_tables=_pd_tables(request, summed))
+    return CollectedTables(
+        tables=tables,
+        counts=counts,
+        pd_tables=_pd_tables(request, summed),
+        invalid_pd=aggregate.invalid_pd,
+    )
 
 
 def _pd_tables(

@@ -17,7 +17,15 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from riskmon.figures import discrimination, gains, quality, stability, strength
+from riskmon.figures import (
+    calibration,
+    cutoff,
+    discrimination,
+    gains,
+    quality,
+    stability,
+    strength,
+)
 from riskmon.figures._baseline import FrozenBaseline
 from riskmon.figures._family import (
     Alerts,
@@ -111,6 +119,8 @@ def _order(item: Section | Headline | HistoryColumn | Parameter) -> int:
 
 _FAMILIES = (
     discrimination.FAMILY,
+    calibration.FAMILY,
+    cutoff.FAMILY,
     stability.FAMILY,
     gains.FAMILY,
     strength.FAMILY,

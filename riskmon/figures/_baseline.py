@@ -80,6 +80,11 @@ class FrozenBaseline:
             rows.append((b.bin_index, 1, b.n_bads or 0, b.bads or 0.0))
         return CountTable.from_rows(rows, binning=binning)
 
+    def binning(self, variable: str) -> Binning | None:
+        """The bins the baseline froze for ``variable``, None when it has none."""
+        var = self.stored.variables.get(variable)
+        return None if var is None else Binning.from_dict(var.binning)
+
     def missing_rate(self, variable: str) -> float | None:
         """The share of the baseline's loans (whole population) in the missing bin."""
         if variable not in self.stored.variables:

@@ -21,9 +21,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from riskmon.config import Band, Drop, ModelConfig, Thresholds
+from riskmon.config import Band, Drop, ModelConfig, PValueLevels, Thresholds
 from riskmon.errors import DegenerateDataWarning
-from riskmon.metrics import CountTable
+from riskmon.metrics import Binning, CountTable, PdTable
 from riskmon.records import (
     ALL,
     PERFORMANCE,
@@ -65,6 +65,21 @@ class RunTables(Protocol):
         """The score table a population is ranked on, and the grid table behind it (if any)."""
         ...
 
+    def pd_table(self, population: str, segment: str = ALL) -> PdTable | None:
+        """The PD sums of a population's grades, None when the model has no PD."""
+        ...
+
+    @property
+    def pd_problem(self) -> str | None:
+        """Why the PDs read cannot be tested (a score taken for a PD left [0, 1]), or None."""
+        ...
+
+    @property
+    def pd_ascending(self) -> bool:
+        """Whether the grades' bins run from the lowest PD up (False: a score whose higher
+        values are safer, binned on its points)."""
+        ...
+
     @property
     def baseline(self) -> BaselineView: ...
 
@@ -89,6 +104,10 @@ class BaselineView(Protocol):
 
     def missing_rate(self, variable: str) -> float | None:
         """The share of the baseline's loans (whole population) in the variable's missing bin."""
+        ...
+
+    def binning(self, variable: str) -> Binning | None:
+        """The bins the baseline froze for ``variable``, None when it has none."""
         ...
 
 
@@ -328,6 +347,20 @@ def banded(value: float, amber: float, red: float) -> Status:
 def amber_red(levels: Band | Drop) -> dict[str, Any]:
     """The two levels of a band or a drop, as a rule stores them with its alerts."""
     return {"amber": levels.amber, "red": levels.red}
+
+
+def p_status(p: float, levels: PValueLevels) -> Status:
+    """A test's traffic light: RED below the red level, AMBER below the amber level."""
+    return Status.RED if p < levels.red else Status.AMBER if p < levels.amber else Status.GREEN
+
+
+def p_levels(levels: PValueLevels) -> dict[str, Any]:
+    """The two p-value levels, as a rule stores them with its alerts."""
+    return {"amber": levels.amber, "red": levels.red}
+
+
+def describe_p(levels: Mapping[str, Any]) -> str:
+    return f"p-value: amber < {levels.get('amber', 0):g}, red < {levels.get('red', 0):g}"
 
 
 def band_levels(levels: Mapping[str, Any]) -> str:

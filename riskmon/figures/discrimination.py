@@ -30,12 +30,18 @@ from riskmon.figures._family import (
     RunView,
     Section,
     amber_red,
+    describe_p,
     drop_levels,
+    finite,
     fmt,
+    measured,
+    p_levels,
+    p_status,
     where,
 )
 from riskmon.figures._family import Headline as H
 from riskmon.figures._ranking import curve_bins, ranking_figures
+from riskmon.metrics import CountTable, auc_test_from_counts
 from riskmon.records import ALL, CURVE, PERFORMANCE, BinRecord, FigureRecord, Status
 
 
@@ -51,9 +57,47 @@ def compute(tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
         figures += ranking_figures(
             scores, higher_is_riskier=riskier, population=PERFORMANCE, segment=segment, grid=grid
         )
+        figures.append(auc_test_figure(tables, scores, segment))
         if segment == ALL:
             bins += curve_bins(scores, higher_is_riskier=riskier)
     return figures, bins
+
+
+def auc_test_figure(tables: RunTables, scores: CountTable, segment: str) -> FigureRecord:
+    """The ECB test of the cohort's AUC against the initial AUC (configured, else the
+    baseline's, with its DeLong standard error): S = (AUC_init − AUC_now) / s, p = 1 − Φ(S)."""
+    c = tables.model.calibration
+    initial, initial_se = c.initial_auc, c.initial_auc_se
+    source: str | None = "configured"
+    if initial is None:
+        base = tables.baseline.figure("auc", segment=segment)
+        if base is None or base.value is None:
+            why = "no initial AUC: none configured, none in the baseline" + where("", segment)
+            return FigureRecord("auc_test_p", None, PERFORMANCE, segment=segment, reason=why)
+        initial, source = base.value, f"baseline version {tables.baseline.version}"
+        initial_se = base.params.get("std_error") if c.initial_auc_se is None else initial_se
+    result, reason = measured(
+        lambda: auc_test_from_counts(
+            scores,
+            initial_auc=initial,
+            initial_auc_se=initial_se,
+            higher_is_riskier=tables.model.higher_is_riskier,
+        )
+    )
+    value = None if result is None else finite(float(result.pvalue))
+    params: dict[str, Any] = {"initial_auc": initial, "initial_auc_se": initial_se}
+    params["initial_from"] = source
+    if result is not None:
+        params |= {"statistic": finite(float(result.statistic)), "auc": finite(result.auc)}
+        params["std_error"] = finite(result.std_error)
+    return FigureRecord(
+        "auc_test_p",
+        value,
+        PERFORMANCE,
+        segment=segment,
+        reason=reason if value is None else None,
+        params=params,
+    )
 
 
 # --------------------------------------------------------------------------- rules
@@ -102,6 +146,24 @@ def _judge_ks(judge: Judge, segment: str) -> None:
     judge.add("ks_band", status, ks.value, thresholds, message, segment=segment)
 
 
+def _judge_auc_test(judge: Judge, segment: str) -> None:
+    levels = judge.thresholds.auc_test
+    thresholds = p_levels(levels) | {"min_bads": judge.thresholds.min_bads}
+    few = judge.too_few_bads(segment)
+    figure = judge.figures.get("auc_test_p", PERFORMANCE, segment=segment)
+    if few or figure is None or figure.value is None:
+        reason = few or (figure.reason if figure else None) or "AUC test not available"
+        judge.add("auc_test", Status.NOT_EVALUABLE, None, thresholds, reason, segment=segment)
+        return
+    p, params = figure.value, figure.params
+    message = (
+        f"AUC{where('', segment)} {params.get('auc', 0):.4f} against the initial "
+        f"{params.get('initial_auc', 0):.4f} ({params.get('initial_from')}): ECB test "
+        f"S = {params.get('statistic', 0):.3f}, p = {p:.3g}"
+    )
+    judge.add("auc_test", p_status(p, levels), p, thresholds, message, segment=segment)
+
+
 def _judge_auc(judge: Judge, segment: str) -> None:
     judge_drop(judge, "auc_drop", "auc", judge.thresholds.auc_drop, segment=segment)
 
@@ -141,6 +203,8 @@ class Discrimination:
     gini_params: dict[str, Any]
     n_bads: float | None
     n_rows: float | None
+    auc_test: FigureRecord | None
+    auc_test_status: str | None
     roc: Chart
     ks_curve: Chart
     cap: Chart
@@ -186,6 +250,8 @@ def section(run: RunView) -> Discrimination:
         gini_params=dict(gini.params) if gini else {},
         n_bads=figures.value("n_bads", PERFORMANCE),
         n_rows=figures.value("n_rows", PERFORMANCE),
+        auc_test=figures.get("auc_test_p", PERFORMANCE),
+        auc_test_status=alerts.status("auc_test"),
         roc=roc_chart(curve, auc=auc.value if auc else None),
         ks_curve=ks_chart(curve, ks=ks.value if ks else None),
         cap=cap_chart(curve, bad_rate=bad_rate),
@@ -205,6 +271,7 @@ FAMILY = Family(
         FigureSpec("ks", PERFORMANCE, "segment", "KS"),
         FigureSpec("auc", PERFORMANCE, "segment", "AUC"),
         FigureSpec("gini", PERFORMANCE, "segment", "Gini"),
+        FigureSpec("auc_test_p", PERFORMANCE, "segment", "ECB AUC test p-value"),
     ),
     compute=compute,
     rules=(
@@ -216,6 +283,14 @@ FAMILY = Family(
             lambda t: amber_red(t.auc_drop),
             drop_levels,
             _judge_auc,
+        ),
+        Rule(
+            "auc_test",
+            "segment",
+            "AUC against the initial AUC (ECB test)",
+            lambda t: p_levels(t.auc_test) | {"min_bads": t.min_bads},
+            describe_p,
+            _judge_auc_test,
         ),
         Rule(
             "gini_drop",

@@ -64,6 +64,7 @@ from riskmon.metrics._curves import (
 from riskmon.metrics._cutoff import (
     ConfusionMetrics,
     average_confusion_metrics,
+    confusion_figures,
     confusion_metrics,
     confusion_metrics_from_counts,
     threshold_table,
@@ -154,6 +155,7 @@ __all__ = [
     "cap_curve",
     "cap_curve_from_counts",
     "characteristic_stability_table",
+    "confusion_figures",
     "confusion_metrics",
     "confusion_metrics_from_counts",
     "cost_curve",

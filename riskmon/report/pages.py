@@ -7,6 +7,8 @@ import datetime as dt
 from dataclasses import dataclass
 
 from riskmon.charts import Sparkline
+from riskmon.figures.calibration import CalibrationSection
+from riskmon.figures.cutoff import CutoffSection
 from riskmon.figures.discrimination import Discrimination
 from riskmon.figures.gains import GainsRow
 from riskmon.figures.quality import DataQuality
@@ -130,6 +132,8 @@ class RunReportContext:
     stability: Stability | None
     characteristics: tuple[CharacteristicStability, ...]
     discrimination: Discrimination | None
+    calibration: CalibrationSection | None
+    cutoff: CutoffSection | None
     gains: tuple[GainsRow, ...]
     strength: tuple[CharacteristicStrength, ...]
     segments: tuple[SegmentRow, ...]
