@@ -21,7 +21,7 @@ from pydantic import (
 
 from riskmon.cron import cron_trigger, time_zone
 from riskmon.errors import ConfigError
-from riskmon.redact import mask_url
+from riskmon.redact import database_url, mask_url, register_secret
 
 #: where the configuration is looked for when neither --config nor RISKMON_CONFIG is given
 DEFAULT_CONFIG_PATH = Path("riskmon.yaml")
@@ -38,11 +38,10 @@ _UTC = ZoneInfo("UTC")
 
 
 def _database_url(value: str) -> str:
-    from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
     try:
-        make_url(value)
+        database_url(value)  # registers the password as a secret first
     except (ArgumentError, ValueError):
         raise ValueError(
             f"expected a SQLAlchemy database URL such as "
@@ -115,6 +114,12 @@ class SmtpConfig(_Strict):
     timeout_seconds: float = Field(default=10.0, gt=0)
     #: larger reports are linked (store.reports_url) or left out, not attached
     max_attachment_bytes: int = Field(default=5_000_000, ge=0)
+
+    @field_validator("password")
+    @classmethod
+    def _secret(cls, value: str | None) -> str | None:
+        register_secret(value)
+        return value
 
 
 def _timezone(value: str) -> str:
@@ -268,6 +273,9 @@ class NotifyChannel(_Strict):
 
     @model_validator(mode="after")
     def _one_target(self) -> NotifyChannel:
+        # the URL is the credential (Slack, Teams); its path alone (the channel's own errors
+        # scrub it) may be as plain as "/hook", too common to be masked in every message
+        register_secret(self.webhook)
         if (self.webhook is None) == (self.email is None):
             raise ValueError("expected exactly one of 'webhook' or 'email'")
         if self.webhook is not None and not re.match(r"^https?://", self.webhook):
@@ -360,10 +368,8 @@ def _computed(model: ModelConfig) -> dict[str, Any]:
 
 
 def _without_password(url: str) -> str:
-    from sqlalchemy.engine import make_url
-
     # URL.set() treats None as "unchanged"; the URL is a named tuple, so replace the field
-    return make_url(url)._replace(password=None).render_as_string(hide_password=False)
+    return database_url(url)._replace(password=None).render_as_string(hide_password=False)
 
 
 def _digest(data: Any) -> str:
