@@ -122,6 +122,16 @@ class SmtpConfig(_Strict):
         return value
 
 
+class NotificationsConfig(_Strict):
+    """How long notifying may take: one delivery, and all of a run's."""
+
+    #: one delivery (a webhook POST, an e-mail) in all: connecting, sending, the answer
+    delivery_timeout_seconds: float = Field(default=10.0, gt=0)
+    #: all of a run's deliveries, retries of earlier runs' included: the longest notifying
+    #: can delay the next model's run; what is left is sent again after the model's next run
+    run_timeout_seconds: float = Field(default=30.0, gt=0)
+
+
 def _timezone(value: str) -> str:
     time_zone(value)
     return value
@@ -334,6 +344,7 @@ class RiskmonConfig(_Strict):
 
     store: StoreConfig = StoreConfig()
     smtp: SmtpConfig = SmtpConfig()
+    notifications: NotificationsConfig = NotificationsConfig()
     scheduler: SchedulerConfig = SchedulerConfig()
     models: list[ModelConfig] = Field(default_factory=list)
 
