@@ -34,7 +34,8 @@ def _include_object(
     obj: object, name: str | None, type_: str, reflected: bool, compare_to: object
 ) -> bool:
     # A table in the database that the models do not know belongs to another component
-    # sharing the database (the scheduler's job store): not riskmon's to create or drop.
+    # sharing the database: not riskmon's to create or drop (migration 0005 drops the one
+    # table riskmon's scheduler once kept there, by name).
     return not (type_ == "table" and reflected and compare_to is None)
 
 

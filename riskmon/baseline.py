@@ -15,10 +15,16 @@ Freezing a model's baseline (on first use, or by ``riskmon baseline freeze MODEL
    figures: KS, AUC, Gini, bad rate, IV per characteristic;
 4. all of it is stored as the model's next baseline version. Runs keep pointing at the version
    they used; a re-freeze never changes an earlier version.
+
+A model's first baseline is frozen once, however many processes run it at once: each asks
+for version 1 under the lock :meth:`MetricStore.freezing` holds (PostgreSQL: the others wait,
+then read it) and the store's unique version (everywhere: a second version 1 is refused, and
+its process reads the first).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -60,6 +66,11 @@ from riskmon.store import (
     StoreConflict,
     StoredBaseline,
 )
+
+log = logging.getLogger(__name__)
+
+#: the version of a model's first baseline
+FIRST_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -261,8 +272,11 @@ def _bin_records(
     return tuple(records)
 
 
-def freeze(model: ModelConfig, source: Source, store: MetricStore) -> StoredBaseline:
-    """Fit, collect, measure and store a new baseline version of ``model``."""
+def freeze(
+    model: ModelConfig, source: Source, store: MetricStore, *, version: int | None = None
+) -> StoredBaseline:
+    """Fit, collect, measure and store a new baseline version of ``model``: ``version``, or
+    the next one when None (:class:`StoreConflict` when ``version`` is taken meanwhile)."""
     bins = fit_bins(model, source)
     window = DateWindow(model.baseline.start, model.baseline.end)
     populations = [
@@ -343,6 +357,7 @@ def freeze(model: ModelConfig, source: Source, store: MetricStore) -> StoredBase
         n_bads=int(development.n_bads.sum()) if development.n_bads is not None else None,
         variables=records,
         figures=figures,
+        version=version,
     )
 
 
@@ -374,16 +389,31 @@ def latest_or_freeze(model: ModelConfig, source: Source, store: MetricStore) -> 
 
     Raises ConfigError when the configuration no longer matches that baseline (a characteristic
     added or changed, the score direction flipped): figures would be compared with a baseline
-    that does not describe them. Two processes freezing at once share the first version stored.
+    that does not describe them. Processes freezing at once share the one version stored first.
     """
     baseline = store.latest_baseline(model.name)
     if baseline is None:
-        try:
-            return freeze(model, source, store)
-        except StoreConflict:  # another process froze it first: use that one
-            baseline = store.latest_baseline(model.name)
+        with store.freezing(model.name, model.score_direction):
+            baseline = store.latest_baseline(model.name)  # frozen while this one waited
             if baseline is None:
-                raise
+                try:
+                    baseline = freeze(model, source, store, version=FIRST_VERSION)
+                    log.info("%s: baseline version %s frozen", model.name, baseline.version)
+                except StoreConflict:  # another process stored it first: use that one
+                    baseline = store.latest_baseline(model.name)
+                    if baseline is None:
+                        raise
+                    log.info(
+                        "%s: another process froze baseline version %s first; using it",
+                        model.name,
+                        baseline.version,
+                    )
+            else:
+                log.info(
+                    "%s: using baseline version %s, frozen by another process meanwhile",
+                    model.name,
+                    baseline.version,
+                )
     check_matches(model, baseline)
     return baseline
 

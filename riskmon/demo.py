@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from riskmon.config import Period
-from riskmon.errors import RiskmonError
+from riskmon.errors import EXIT_USAGE, RiskmonError
 
 if TYPE_CHECKING:
     from riskmon.outcome import RunOutcome
@@ -252,7 +252,7 @@ def demo_config(folder: Path) -> dict[str, object]:
 class DemoError(RiskmonError):
     """The demo cannot be built where it was asked to be."""
 
-    exit_code = 2
+    exit_code = EXIT_USAGE
 
 
 @dataclass(frozen=True)

@@ -3,16 +3,33 @@
 Domain errors derive from :class:`RiskmonError`; the CLI turns them into one line and an exit
 code. Errors about malformed input data also derive from :class:`ValueError`, so that code
 written against numpy/scikit-learn conventions catches them as usual.
+
+Every exit code of the ``riskmon`` command means one thing, so that a scheduler can tell a red
+model from an outage:
 """
 
 from __future__ import annotations
+
+#: everything asked for was done; no alert at ``--fail-on`` severity
+EXIT_OK = 0
+#: a run raised an alert at least as severe as ``--fail-on`` (and nothing failed)
+EXIT_ALERT = 1
+#: the command cannot be done as given: a usage or configuration error, an unknown model, a
+#: date without a run, a model without a baseline
+EXIT_USAGE = 2
+#: the work failed: a run failed (its error is stored) or is in progress in another process,
+#: a baseline could not be frozen from the loans, an unexpected error
+EXIT_FAILED = 3
+#: the metric store or a source could not be used at start: unreachable, refused the login,
+#: a missing driver, a store not migrated; nothing was attempted
+EXIT_UNAVAILABLE = 4
 
 
 class RiskmonError(Exception):
     """Base class of every error riskmon raises on purpose."""
 
     #: process exit code the CLI uses for this error
-    exit_code = 1
+    exit_code = EXIT_FAILED
 
 
 class InvalidDataError(RiskmonError, ValueError):
@@ -25,7 +42,7 @@ class ConfigError(RiskmonError):
     ``str(error)`` is one line naming the file, the key path and what was expected.
     """
 
-    exit_code = 2
+    exit_code = EXIT_USAGE
 
     def __init__(self, message: str, *, path: str | None = None, key: str | None = None):
         self.path = path
@@ -38,9 +55,17 @@ class ConfigError(RiskmonError):
 class StoreError(RiskmonError):
     """The metric store cannot be reached, is not migrated, or refused a write."""
 
+    exit_code = EXIT_UNAVAILABLE
+
 
 class SourceError(RiskmonError):
     """A model's loan source cannot be read: unreachable, missing table or column, bad values."""
+
+
+class SourceUnavailableError(SourceError):
+    """A model's loan source cannot be connected to (down, login refused, driver missing)."""
+
+    exit_code = EXIT_UNAVAILABLE
 
 
 class RiskmonWarning(UserWarning):

@@ -4,10 +4,12 @@ The scheduler decides *when*; what a run does is :func:`~riskmon.run.run_models`
 point the command line uses. Three pieces:
 
 - :func:`build_scheduler` maps the configuration to one cron job per scheduled model, kept in
-  the metric store's database (APScheduler's ``apscheduler_jobs`` table), and drops the jobs of
-  models that are no longer scheduled;
-- :func:`catch_up` runs the as-of dates each schedule would have fired on while no scheduler was
-  running, oldest first, at most ``scheduler.max_catch_up_runs`` of them per model (the newest);
+  memory only: nothing the scheduler runs is read from the store (APScheduler's database job
+  store keeps jobs pickled, and unpickling runs code: whoever could write to the store could
+  have run code in every scheduler);
+- :func:`catch_up` runs, oldest first, the as-of dates each schedule fired on while no scheduler
+  was running, and the failed dates before the model's newest success, at most
+  ``scheduler.max_catch_up_runs`` of them per model (the newest), all read from the runs table;
 - :func:`scheduled_run` is the job itself: it reloads the configuration, opens the store and
   runs one model as of the date its cron fired on.
 
@@ -36,11 +38,9 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from apscheduler.executors.debug import DebugExecutor
-from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
-from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.jobstores.memory import MemoryJobStore
 from apscheduler.schedulers.base import SchedulerNotRunningError
 from apscheduler.schedulers.blocking import BlockingScheduler
-from sqlalchemy.pool import NullPool
 
 from riskmon.config import ModelConfig, RiskmonConfig, load_config
 from riskmon.cron import cron_trigger, fire_dates, time_zone
@@ -49,14 +49,14 @@ from riskmon.outcome import RunOutcome
 from riskmon.redact import redact
 from riskmon.run import run_models
 from riskmon.store import MetricStore
-from riskmon.store.engine import opened_store, store_engine
+from riskmon.store.engine import opened_store
 from riskmon.store.migrate import check_schema
 
 log = logging.getLogger(__name__)
 
-#: the table of the metric store's database that holds the scheduler's jobs
+#: the table where riskmon's scheduler once kept its jobs, pickled (migration 0005 drops it)
 JOB_TABLE = "apscheduler_jobs"
-#: the job function, by textual reference, so that persisted jobs survive a restart
+#: the job function, by textual reference
 JOB_FUNCTION = "riskmon.schedule:scheduled_run"
 #: how far before "now" a scheduled run looks for the fire time it was started for, beyond the
 #: misfire grace (the job may start a little after its grace was checked)
@@ -98,9 +98,10 @@ def missed_runs(
     """The (model, as-of date) pairs :func:`catch_up` would run, in the order it runs them.
 
     For each scheduled model: every date its cron fired on after the as-of date of its newest
-    successful run, up to ``now``; the newest ``scheduler.max_catch_up_runs`` of them. A model
-    that never succeeded has only today's fires (already past) to catch up, not its history:
-    backfill that with ``riskmon run`` on chosen dates.
+    successful run, up to ``now``, and every date before it whose run failed; the newest
+    ``scheduler.max_catch_up_runs`` of them. A model that never succeeded has only today's fires
+    (already past) to catch up, not its history: backfill that with ``riskmon run`` on chosen
+    dates.
     """
     timezone = scheduler_timezone(config)
     now = _local(now, timezone)
@@ -113,6 +114,9 @@ def missed_runs(
         first = latest.as_of + dt.timedelta(days=1) if latest is not None else now.date()
         start = dt.datetime.combine(first, dt.time(), tzinfo=timezone)
         dates = fire_dates(cron_trigger(model.schedule, timezone), start, now)
+        if latest is not None:  # failed dates that a later success went past
+            failed = [r.as_of for r in store.runs(model.name) if r.status == "failed"]
+            dates = sorted({*dates, *(day for day in failed if day < latest.as_of)})
         planned += [(day, position, model) for day in dates[-limit:]]
     return [(model, day) for day, _, model in sorted(planned, key=lambda p: p[:2])]
 
@@ -203,12 +207,6 @@ def scheduled_run(config_path: str, model_name: str) -> None:
 # --------------------------------------------------------------------------- the scheduler
 
 
-def _job_store(url: str) -> Any:
-    # No pool: APScheduler may read its job store once more after shutdown has disposed of the
-    # engine, and a pooled connection opened then would never be closed.
-    return SQLAlchemyJobStore(engine=store_engine(url, poolclass=NullPool), tablename=JOB_TABLE)
-
-
 def _job_options(config: RiskmonConfig) -> dict[str, Any]:
     return {
         "coalesce": True,
@@ -220,46 +218,32 @@ def _job_options(config: RiskmonConfig) -> dict[str, Any]:
 def build_scheduler(
     config: RiskmonConfig, config_path: str | os.PathLike[str]
 ) -> BlockingScheduler:
-    """A scheduler with one cron job per scheduled model, kept in the metric store's database.
+    """A scheduler with one cron job per scheduled model, kept in memory.
 
-    The job store is brought in line with ``config`` now: each scheduled model's job is written
-    (id = the model's name, its next fire time computed afresh; runs missed while stopped are
-    :func:`catch_up`'s), and the jobs of models without a schedule are removed. Jobs run in the
-    scheduler's own thread, one at a time.
+    Each job's next fire time is computed afresh from its cron expression; runs missed while no
+    scheduler ran are :func:`catch_up`'s, from the runs table. Jobs run in the scheduler's own
+    thread, one at a time.
     """
     timezone = scheduler_timezone(config)
     path = str(Path(config_path).resolve())
-    scheduled = [m for m in config.models if m.schedule is not None]
-    # A paused scheduler writes the jobs to the store without running any of them.
-    sync = BackgroundScheduler(
-        jobstores={"default": _job_store(config.store.url)}, timezone=timezone
-    )
-    sync.start(paused=True)
-    try:
-        for model in scheduled:
-            assert model.schedule is not None
-            sync.add_job(
-                JOB_FUNCTION,
-                trigger=cron_trigger(model.schedule, timezone),
-                args=[path, model.name],
-                id=model.name,
-                name=f"riskmon run {model.name}",
-                replace_existing=True,
-                **_job_options(config),
-            )
-        wanted = {m.name for m in scheduled}
-        for job in sync.get_jobs():
-            if job.id not in wanted:
-                log.info("removing the job of %s: no longer scheduled", job.id)
-                sync.remove_job(job.id)
-    finally:
-        sync.shutdown(wait=False)
-    return BlockingScheduler(
-        jobstores={"default": _job_store(config.store.url)},
+    scheduler = BlockingScheduler(
+        jobstores={"default": MemoryJobStore()},
         executors={"default": DebugExecutor()},
         job_defaults=_job_options(config),
         timezone=timezone,
     )
+    for model in config.models:
+        if model.schedule is None:
+            continue
+        scheduler.add_job(
+            JOB_FUNCTION,
+            trigger=cron_trigger(model.schedule, timezone),
+            args=[path, model.name],
+            id=model.name,
+            name=f"riskmon run {model.name}",
+            **_job_options(config),
+        )
+    return scheduler
 
 
 # --------------------------------------------------------------------------- stopping

@@ -192,7 +192,7 @@ def test_cli_freeze_and_show(loans: tuple[str, pd.DataFrame], tmp_path: Path) ->
     path.write_text(yaml.safe_dump(config))
     runner = CliRunner()
     refused = runner.invoke(cli, ["-c", str(path), "baseline", "freeze"])
-    assert refused.exit_code == 1
+    assert refused.exit_code == 4  # the store cannot be used: not migrated
     assert "riskmon db upgrade" in refused.output
     assert runner.invoke(cli, ["-c", str(path), "db", "upgrade"]).exit_code == 0
     frozen = runner.invoke(cli, ["-c", str(path), "baseline", "freeze", "retail_pd"])

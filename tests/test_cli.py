@@ -111,10 +111,10 @@ def test_a_missing_explicit_config_exits_2(tmp_path: Path) -> None:
     assert "none.yaml: configuration file not found" in out
 
 
-def test_an_unreachable_store_exits_1_without_the_password() -> None:
+def test_an_unreachable_store_exits_4_without_the_password() -> None:
     url = "postgresql+psycopg://risk:hunter2@127.0.0.1:9/riskmon?connect_timeout=2"
     code, out = _run("db", "upgrade", "--url", url)
-    assert code == 1
+    assert code == 4
     assert out.startswith("riskmon: error: cannot connect to the metric store")
     assert "risk:***@127.0.0.1:9" in out
     assert "hunter2" not in out

@@ -6,8 +6,9 @@ and imports it when it is asked for, and every command module imports the rest o
 starts fast.
 
 Domain errors (:class:`~riskmon.errors.RiskmonError`) become one line on stderr and the
-error's exit code here, and only here: 2 for usage and configuration errors, 1 otherwise.
-Every message goes through :func:`~riskmon.redact.redact` so passwords never reach a terminal.
+error's exit code here, and only here (the codes are listed in :mod:`riskmon.errors` and in
+``riskmon --help``); with ``--format json``, a JSON document on stdout as well. Every message
+goes through :func:`~riskmon.redact.redact` so secrets never reach a terminal.
 """
 
 from __future__ import annotations
@@ -20,9 +21,23 @@ from typing import Any
 import click
 
 from riskmon import __version__
-from riskmon.cli._app import CONFIG_ENV_VAR, _App, _CliError
-from riskmon.errors import RiskmonError
+from riskmon.cli._app import CONFIG_ENV_VAR, _App, _CliError, asks_for_json, echo_json_error
+from riskmon.errors import EXIT_FAILED, RiskmonError
 from riskmon.redact import RedactingFilter, redact
+
+log = logging.getLogger("riskmon.cli")
+#: where the group notes that the command line asked for JSON
+_JSON_ERRORS = "riskmon.json_errors"
+
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0  done; no alert at --fail-on severity
+  1  a run raised an alert at --fail-on severity
+  2  usage or configuration error; unknown model; no run or baseline for what was asked
+  3  a run failed or is in progress elsewhere; a freeze failed; an unexpected error
+  4  the metric store or a source could not be used at start (unreachable, not migrated)
+With --format json, every failure also prints {"error": ..., "exit_code": ...} on stdout.
+"""
 
 #: every command: its name, and the module and attribute that define it
 COMMANDS = {
@@ -49,11 +64,30 @@ class _Group(click.Group):
             return command
         return super().get_command(ctx, cmd_name)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta[_JSON_ERRORS] = asks_for_json(args)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
+        as_json = bool(ctx.meta.get(_JSON_ERRORS))
         try:
             return super().invoke(ctx)
         except RiskmonError as exc:
-            raise _CliError(redact(str(exc)), exc.exit_code) from None
+            error = _CliError(redact(str(exc)), exc.exit_code)
+        except click.ClickException as exc:
+            if not as_json:
+                raise
+            echo_json_error(redact(exc.format_message()), exc.exit_code)
+            raise
+        except (click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:  # a bug: one line and exit 3, the traceback in the log
+            log.debug("unexpected error", exc_info=True)
+            message = f"unexpected {type(exc).__name__}: {exc} (-vv shows where)"
+            error = _CliError(redact(message), EXIT_FAILED)
+        if as_json:
+            echo_json_error(error.format_message(), error.exit_code)
+        raise error from None
 
 
 def _setup_logging(verbosity: int) -> None:
@@ -66,7 +100,9 @@ def _setup_logging(verbosity: int) -> None:
     root.setLevel(level)
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=_Group, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP
+)
 @click.version_option(__version__, "--version", prog_name="riskmon")
 @click.option(
     "-c",

@@ -6,8 +6,9 @@ module, and each imports the rest of riskmon only when its command runs.
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
@@ -32,6 +33,20 @@ class _CliError(click.ClickException):
 
     def show(self, file: IO[Any] | None = None) -> None:
         click.echo(f"riskmon: error: {self.format_message()}", err=True, file=file)
+
+
+def asks_for_json(args: Sequence[str]) -> bool:
+    """Whether a command line asks for ``--format json`` (read before click parses it, so
+    that a usage error is answered in JSON too)."""
+    for i, arg in enumerate(args):
+        if arg == "--format=json" or (arg == "--format" and args[i + 1 : i + 2] == ["json"]):
+            return True
+    return False
+
+
+def echo_json_error(message: str, exit_code: int) -> None:
+    """The JSON document a failed ``--format json`` command prints on stdout."""
+    click.echo(json.dumps({"error": message, "exit_code": exit_code}, indent=2))
 
 
 @dataclass

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from riskmon.cli._app import _App, _CliError, _show, _store
+from riskmon.errors import EXIT_USAGE
 
 
 @click.group()
@@ -19,7 +20,8 @@ def baseline_freeze(app: _App, models: tuple[str, ...]) -> None:
     """Freeze a new baseline version of MODELS (default: every model).
 
     Fits the bins on the model's development window and stores its distributions and
-    headline figures; later runs use this version, earlier runs keep theirs.
+    headline figures; later runs use this version, earlier runs keep theirs. Exits 4 when the
+    store or a source cannot be reached, 3 when the loans cannot be frozen.
     """
     from riskmon.baseline import freeze
     from riskmon.collect import Source
@@ -49,7 +51,9 @@ def baseline_show(app: _App, model: str) -> None:
     with _store(app) as store:
         frozen = store.latest_baseline(app.config().model(model).name)
     if frozen is None:
-        raise _CliError(f"model {model!r} has no baseline yet: run `riskmon baseline freeze`", 1)
+        raise _CliError(
+            f"model {model!r} has no baseline yet: run `riskmon baseline freeze`", EXIT_USAGE
+        )
     frozen_at = f"{frozen.frozen_at:%Y-%m-%d %H:%M} UTC"
     window = f"{frozen.window_start} to {frozen.window_end}"
     click.echo(f"{frozen.model} baseline version {frozen.version}, frozen {frozen_at}")

@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING
 import click
 
 from riskmon.cli._app import _App, _CliError, _show, _store
+from riskmon.errors import EXIT_ALERT, EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 if TYPE_CHECKING:
     from riskmon.outcome import RunOutcome
 
-#: exit codes of `riskmon run` and `riskmon backfill`, for cron and orchestrators
-EXIT_OK, EXIT_ALERT, EXIT_USAGE, EXIT_RUN_FAILED = 0, 1, 2, 3
+#: a run failed or another process holds it (riskmon.errors.EXIT_FAILED)
+EXIT_RUN_FAILED = EXIT_FAILED
 _FAIL_ON = {"red": ("RED",), "amber": ("AMBER", "RED")}
 _DATE = click.DateTime(formats=["%Y-%m-%d"])
 _STRATEGY_OPTION = click.option(
@@ -87,7 +88,8 @@ def run_command(
     """Run MODELS (default: every model) as of a date: collect, compute, evaluate, store.
 
     Exit codes: 0 every run succeeded; 1 a run raised an alert at --fail-on severity;
-    2 a usage or configuration error; 3 a run failed (or another process holds it).
+    2 a usage or configuration error; 3 a run failed (or another process holds it);
+    4 the metric store could not be used. A source that cannot be reached fails its run (3).
     """
     from riskmon.run import run_models
 

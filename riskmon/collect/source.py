@@ -33,14 +33,14 @@ from sqlalchemy import (
 from sqlalchemy import (
     table as sql_table,
 )
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchTableError, SQLAlchemyError
 from sqlalchemy.sql import sqltypes
 
 from riskmon.collect.engines import GENERIC, EngineProfile, profile_for
 from riskmon.config import GradeColumn, ModelConfig
-from riskmon.errors import SourceError
-from riskmon.redact import mask_url, redact
+from riskmon.errors import SourceError, SourceUnavailableError
+from riskmon.redact import database_url, mask_url, redact
 
 _READ_ONLY_QUERY = re.compile(r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*(select|with)\b", re.I | re.S)
 
@@ -102,25 +102,31 @@ class Source:
         self._columns: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ errors
-    def error(self, message: str, *, column: SourceColumn | None = None) -> SourceError:
-        """A SourceError naming the model (and the column) with the password masked."""
+    def error(
+        self, message: str, *, column: SourceColumn | None = None, unavailable: bool = False
+    ) -> SourceError:
+        """A SourceError naming the model (and the column) with the password masked;
+        :class:`SourceUnavailableError` when the source cannot be connected to at all."""
         where = f"model {self.model.name!r}"
         if column is not None:
             where += f", column {column.name!r} ({column.key})"
-        return SourceError(f"{where}: {redact(message)}")
+        kind = SourceUnavailableError if unavailable else SourceError
+        return kind(f"{where}: {redact(message)}")
 
     # ------------------------------------------------------------------ connections
     def _create_engine(self) -> Engine:
-        url = make_url(self.config.url) if _is_url(self.config.url) else None
+        url = _url(self.config.url)
         # the engine's name as the URL spells it: the dialect itself is known once it loads
         profile = GENERIC if url is None else profile_for(url.get_backend_name(), warn=False)
         try:
             engine = create_engine(
-                self.config.url, pool_pre_ping=True, connect_args=profile.connect_args()
+                url if url is not None else self.config.url,
+                pool_pre_ping=True,
+                connect_args=profile.connect_args(),
             )
         except (SQLAlchemyError, ImportError) as exc:
             raise self.error(
-                f"cannot use source URL {self.masked_url}: {_first_line(exc)}"
+                f"cannot use source URL {self.masked_url}: {_first_line(exc)}", unavailable=True
             ) from None
         if profile.on_connect is not None:
             event.listen(engine, "connect", profile.on_connect)
@@ -145,7 +151,8 @@ class Source:
             connection = self.engine.connect()
         except SQLAlchemyError as exc:
             raise self.error(
-                f"cannot connect to source {self.masked_url}: {_first_line(exc)}"
+                f"cannot connect to source {self.masked_url}: {_first_line(exc)}",
+                unavailable=True,
             ) from None
         try:
             self.profile.begin(connection, seconds)
@@ -248,12 +255,12 @@ def _query_text(query: str) -> str:
     return re.sub(r"(?<!:):(?!:)", r"\\:", body) + "\n"
 
 
-def _is_url(value: str) -> bool:
+def _url(value: str) -> URL | None:
+    """The source's URL, its password read as :func:`riskmon.redact.database_url` reads it."""
     try:
-        make_url(value)
+        return database_url(value)
     except (ArgumentError, ValueError):
-        return False
-    return True
+        return None
 
 
 def _is_numeric(kind: Any) -> bool:

@@ -23,7 +23,7 @@ from pydantic import (
 
 from riskmon.cron import cron_trigger, time_zone
 from riskmon.errors import ConfigError
-from riskmon.redact import mask_url
+from riskmon.redact import database_url, mask_url, register_secret
 
 #: where the configuration is looked for when neither --config nor RISKMON_CONFIG is given
 DEFAULT_CONFIG_PATH = Path("riskmon.yaml")
@@ -42,11 +42,10 @@ _UTC = ZoneInfo("UTC")
 
 
 def _database_url(value: str) -> str:
-    from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
     try:
-        make_url(value)
+        database_url(value)  # registers the password as a secret first
     except (ArgumentError, ValueError):
         raise ValueError(
             f"expected a SQLAlchemy database URL such as "
@@ -119,6 +118,22 @@ class SmtpConfig(_Strict):
     timeout_seconds: float = Field(default=10.0, gt=0)
     #: larger reports are linked (store.reports_url) or left out, not attached
     max_attachment_bytes: int = Field(default=5_000_000, ge=0)
+
+    @field_validator("password")
+    @classmethod
+    def _secret(cls, value: str | None) -> str | None:
+        register_secret(value)
+        return value
+
+
+class NotificationsConfig(_Strict):
+    """How long notifying may take: one delivery, and all of a run's."""
+
+    #: one delivery (a webhook POST, an e-mail) in all: connecting, sending, the answer
+    delivery_timeout_seconds: float = Field(default=10.0, gt=0)
+    #: all of a run's deliveries, retries of earlier runs' included: the longest notifying
+    #: can delay the next model's run; what is left is sent again after the model's next run
+    run_timeout_seconds: float = Field(default=30.0, gt=0)
 
 
 def _timezone(value: str) -> str:
@@ -373,6 +388,9 @@ class NotifyChannel(_Strict):
 
     @model_validator(mode="after")
     def _one_target(self) -> NotifyChannel:
+        # the URL is the credential (Slack, Teams); its path alone (the channel's own errors
+        # scrub it) may be as plain as "/hook", too common to be masked in every message
+        register_secret(self.webhook)
         if (self.webhook is None) == (self.email is None):
             raise ValueError("expected exactly one of 'webhook' or 'email'")
         if self.webhook is not None and not re.match(r"^https?://", self.webhook):
@@ -434,6 +452,7 @@ class RiskmonConfig(_Strict):
 
     store: StoreConfig = StoreConfig()
     smtp: SmtpConfig = SmtpConfig()
+    notifications: NotificationsConfig = NotificationsConfig()
     scheduler: SchedulerConfig = SchedulerConfig()
     models: list[ModelConfig] = Field(default_factory=list)
 
@@ -469,10 +488,8 @@ def _computed(model: ModelConfig) -> dict[str, Any]:
 
 
 def _without_password(url: str) -> str:
-    from sqlalchemy.engine import make_url
-
     # URL.set() treats None as "unchanged"; the URL is a named tuple, so replace the field
-    return make_url(url)._replace(password=None).render_as_string(hide_password=False)
+    return database_url(url)._replace(password=None).render_as_string(hide_password=False)
 
 
 def _digest(data: Any) -> str:

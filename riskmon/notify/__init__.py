@@ -11,10 +11,12 @@ channel of ``models[].notify`` that its ``notify_on`` selects:
   the HTML report attached when it is small enough (else linked under ``store.reports_url``).
 
 A channel that is down never fails the run: the attempt is recorded in the store and retried
-on the next run. Channels are named by keys that hold no secret (``webhook:<digest>``,
-``email:<address>``).
+on the next run. Nor does a slow one hold it up: each delivery has a total deadline, and all of
+a run's deliveries (retries included) share one (``notifications`` in the configuration).
+Channels are named by keys that hold no secret (``webhook:<digest>``, ``email:<address>``).
 """
 
+from riskmon.notify._deadline import Deadline, DeliveryTimeout
 from riskmon.notify._delivery import MAX_ERROR_CHARS, DeliveryAttempt, DeliveryError
 from riskmon.notify._dispatch import MAX_DELIVERY_ATTEMPTS, notify_run
 from riskmon.notify._policy import FAILED, channel_key, should_notify
@@ -25,8 +27,10 @@ __all__ = [
     "MAX_DELIVERY_ATTEMPTS",
     "MAX_ERROR_CHARS",
     "WEBHOOK_TIMEOUT_SECONDS",
+    "Deadline",
     "DeliveryAttempt",
     "DeliveryError",
+    "DeliveryTimeout",
     "channel_key",
     "notify_run",
     "should_notify",

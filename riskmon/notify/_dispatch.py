@@ -3,6 +3,12 @@
 Nothing here fails a run: a channel that is down is recorded in the store (``deliveries``, and
 the run's alerts' notification state) and logged, and sent again at the start of the model's
 next notification.
+
+Nor does anything here hold a run up for long: every delivery has a total deadline
+(``notifications.delivery_timeout_seconds``), and all of a run's deliveries, retries
+included, share one (``notifications.run_timeout_seconds``). A channel that misses its
+deadline is not tried again within the same run's notifications; what is not attempted is
+recorded as failed, and sent again after the model's next run.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from riskmon.config import ModelConfig, NotifyChannel, RiskmonConfig
 from riskmon.errors import RiskmonError
+from riskmon.notify._deadline import Deadline, DeliveryTimeout
 from riskmon.notify._delivery import DeliveryAttempt, DeliveryError, bounded_error
 from riskmon.notify._email import build_email, send_email
 from riskmon.notify._message import AlertLine, Notice, webhook_payload
@@ -36,6 +43,29 @@ MAX_DELIVERY_ATTEMPTS = 10
 #: the previous state when the store cannot tell it: differs from every state, so
 #: ``change`` channels hear about the run rather than miss it
 _UNKNOWN = "UNKNOWN"
+
+
+class _Phase:
+    """One run's notifications: their shared deadline, and the channels that missed theirs."""
+
+    def __init__(self, config: RiskmonConfig) -> None:
+        self.settings = config.notifications
+        self.deadline = Deadline(self.settings.run_timeout_seconds)
+        self.missed: set[str] = set()
+
+    def delivery(self, key: str) -> Deadline:
+        """The deadline of one delivery to ``key``; DeliveryTimeout if it is not to start."""
+        if key in self.missed:
+            raise DeliveryTimeout(
+                "not attempted: this channel missed its deadline earlier in this run's "
+                "notifications"
+            )
+        if self.deadline.passed:
+            raise DeliveryTimeout(
+                f"not attempted: this run's {self.settings.run_timeout_seconds:g} s for "
+                f"notifications (notifications.run_timeout_seconds) were spent"
+            )
+        return Deadline(self.settings.delivery_timeout_seconds, within=self.deadline)
 
 
 def notify_run(
@@ -90,9 +120,10 @@ def notify_run(
     _log_outcome(notice)
     if outcome.status == "skipped":
         return []
-    attempts = _retry_failed(config, model, store, skip_run=outcome.run_id)
+    phase = _Phase(config)
+    attempts = _retry_failed(config, model, store, phase, skip_run=outcome.run_id)
     due = _due_channels(model, store, notice)
-    current = [_deliver(config, store, channel, notice, report_path) for channel in due]
+    current = [_deliver(config, store, phase, channel, notice, report_path) for channel in due]
     if outcome.run_id is not None and outcome.status == "succeeded":
         _set_alert_state(store, outcome.run_id, current)
     return attempts + current
@@ -172,10 +203,14 @@ def _due_channels(model: ModelConfig, store: MetricStore, notice: Notice) -> lis
 
 
 def _send(
-    config: RiskmonConfig, channel: NotifyChannel, notice: Notice, report: Path | None
+    config: RiskmonConfig,
+    channel: NotifyChannel,
+    notice: Notice,
+    report: Path | None,
+    deadline: Deadline,
 ) -> None:
     if channel.webhook is not None:
-        post_json(channel.webhook, webhook_payload(notice))
+        post_json(channel.webhook, webhook_payload(notice), deadline=deadline)
         return
     assert channel.email is not None
     message = build_email(
@@ -185,21 +220,26 @@ def _send(
         report=report,
         max_attachment_bytes=config.smtp.max_attachment_bytes,
     )
-    send_email(config.smtp, message)
+    send_email(config.smtp, message, deadline=deadline)
 
 
 def _deliver(
     config: RiskmonConfig,
     store: MetricStore,
+    phase: _Phase,
     channel: NotifyChannel,
     notice: Notice,
     report: Path | None,
 ) -> DeliveryAttempt:
-    """Send ``notice`` to ``channel``, record the attempt, and log it; never raises."""
+    """Send ``notice`` to ``channel`` within ``phase``'s deadlines, record the attempt, and
+    log it; never raises."""
     key = channel_key(channel)
     error: str | None = None
     try:
-        _send(config, channel, notice, report)
+        _send(config, channel, notice, report, phase.delivery(key))
+    except DeliveryTimeout as exc:
+        phase.missed.add(key)
+        error = str(exc)
     except DeliveryError as exc:
         error = str(exc)
     except Exception as exc:  # a bug in one channel must not cost the others their message
@@ -258,7 +298,12 @@ def _stored_notice(config: RiskmonConfig, store: MetricStore, run: RunRecord) ->
 
 
 def _retry_failed(
-    config: RiskmonConfig, model: ModelConfig, store: MetricStore, *, skip_run: int | None
+    config: RiskmonConfig,
+    model: ModelConfig,
+    store: MetricStore,
+    phase: _Phase,
+    *,
+    skip_run: int | None,
 ) -> list[DeliveryAttempt]:
     """Send again the failed deliveries of ``model``'s earlier runs (not of ``skip_run``)."""
     try:
@@ -300,7 +345,7 @@ def _retry_failed(
             )
             continue
         notices[run.id] = notice
-        attempt = _deliver(config, store, channel, notice, _stored_report(config, run))
+        attempt = _deliver(config, store, phase, channel, notice, _stored_report(config, run))
         attempts.append(attempt)
         if not attempt.ok and delivery.attempts + 1 >= MAX_DELIVERY_ATTEMPTS:
             log.warning(

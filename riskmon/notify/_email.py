@@ -14,6 +14,7 @@ from email.utils import formatdate, make_msgid
 from pathlib import Path
 
 from riskmon.config import SmtpConfig
+from riskmon.notify._deadline import Deadline, DeliveryTimeout
 from riskmon.notify._delivery import DeliveryError, bounded_error
 from riskmon.notify._message import Notice, email_subject, plain_text
 from riskmon.redact import MASK
@@ -52,27 +53,45 @@ def build_email(
     return message
 
 
-def send_email(smtp: SmtpConfig, message: EmailMessage) -> None:
-    """Send ``message`` through ``smtp`` (SSL or STARTTLS, and login, when configured).
+def send_email(
+    smtp: SmtpConfig, message: EmailMessage, *, deadline: Deadline | None = None
+) -> None:
+    """Send ``message`` through ``smtp`` (SSL or STARTTLS, and login, when configured), all of
+    it within ``deadline`` (``smtp.timeout_seconds`` then bounds each socket operation).
 
     Raises
     ------
     DeliveryError
         The server cannot be reached, refused the login, or refused the message; the text is
-        password-masked and bounded.
+        password-masked and bounded. :class:`DeliveryTimeout` when the deadline passed.
     """
+    if deadline is None:
+        deadline = Deadline(smtp.timeout_seconds)
+    try:
+        with deadline.enforced():
+            _send(smtp, message, deadline)
+    except DeliveryError:
+        if deadline.fired:
+            raise DeliveryTimeout(
+                f"SMTP {smtp.host}:{smtp.port}: not done within {deadline.seconds:.3g} s"
+            ) from None
+        raise
+
+
+def _send(smtp: SmtpConfig, message: EmailMessage, deadline: Deadline) -> None:
     context = ssl.create_default_context()
     try:
         client: smtplib.SMTP
+        timeout = deadline.timeout(smtp.timeout_seconds)
         if smtp.ssl:
-            client = smtplib.SMTP_SSL(
-                smtp.host, smtp.port, timeout=smtp.timeout_seconds, context=context
-            )
+            client = smtplib.SMTP_SSL(smtp.host, smtp.port, timeout=timeout, context=context)
         else:
-            client = smtplib.SMTP(smtp.host, smtp.port, timeout=smtp.timeout_seconds)
+            client = smtplib.SMTP(smtp.host, smtp.port, timeout=timeout)
+        deadline.watch(client.sock)
         with client:
             if smtp.starttls and not smtp.ssl:
                 client.starttls(context=context)
+                deadline.watch(client.sock)  # the TLS socket replaces the plain one
             if smtp.username:
                 client.login(smtp.username, smtp.password or "")
             client.send_message(message)

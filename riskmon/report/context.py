@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 
 from riskmon.config import ModelConfig
-from riskmon.errors import RiskmonError
+from riskmon.errors import EXIT_USAGE, RiskmonError
 from riskmon.figures import CATALOG, Alerts, Bins, FrozenBaseline, RunView
 from riskmon.figures.discrimination import Discrimination
 from riskmon.figures.gains import GainsRow
@@ -72,6 +72,8 @@ __all__ = [
 
 class NoRunError(RiskmonError):
     """The store holds no run to report on."""
+
+    exit_code = EXIT_USAGE
 
 
 def find_run(store: MetricStore, model: str, as_of: dt.date | None) -> RunRecord:

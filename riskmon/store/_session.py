@@ -12,13 +12,15 @@ from sqlalchemy import Engine, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from riskmon.errors import StoreError
+from riskmon.errors import EXIT_FAILED, StoreError
 from riskmon.redact import mask_url, redact
 from riskmon.store import models as m
 
 
 class StoreConflict(StoreError):
     """A write broke one of the store's unique constraints (another process wrote first)."""
+
+    exit_code = EXIT_FAILED
 
 
 def _utc(value: dt.datetime | None) -> dt.datetime | None:

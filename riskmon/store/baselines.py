@@ -1,27 +1,66 @@
 """Frozen baselines in the metric store: each model's versions, with their variables, bins and
 figures, saved in one transaction and never changed afterwards.
 
-Versions are unique per model: when two processes freeze the same model at once, the second
-write raises :class:`~riskmon.store.StoreConflict` and leaves nothing behind.
+Versions are unique per model, and a version is taken by the transaction that writes the
+baseline, under that unique constraint: a process asking for a given version (the first
+baseline is version 1) gets :class:`~riskmon.store.StoreConflict` when another wrote it first,
+and leaves nothing behind; one asking for "the next version" takes the next free one.
+:meth:`Baselines.freezing` lets a process wait while another freezes a model's baseline.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, fields
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from riskmon import __version__
 from riskmon.records import FigureRecord
 from riskmon.store import models as m
-from riskmon.store._session import StoreSession, _utc
+from riskmon.store._session import StoreConflict, StoreSession, _utc
 from riskmon.store.records import BaselineBinRecord, BaselineVariableRecord, StoredBaseline
+
+log = logging.getLogger(__name__)
+
+#: first key of PostgreSQL's advisory locks on a model's baseline (the second is the model's id):
+#: an arbitrary 32-bit number, "rsk1", that other users of the database are unlikely to take
+BASELINE_LOCK_KEY = 0x72736B31
+#: how often "the next version" is tried again after another process took the one it chose
+NEXT_VERSION_ATTEMPTS = 5
 
 
 class Baselines(StoreSession):
     """Saves and reads baseline versions."""
+
+    @contextmanager
+    def freezing(self, model: str, score_direction: str) -> Iterator[None]:
+        """Hold ``model``'s baseline lock while in the block: a second process asking for it
+        waits until the first is done (its baseline committed) — on PostgreSQL, with an
+        advisory lock on a connection of its own. Other databases take no lock: there the
+        unique version decides, and the second process's baseline is not stored."""
+        if self.engine.dialect.name != "postgresql":
+            yield
+            return
+        model_id = self.ensure_model(model, score_direction)
+        with self._session() as probe:  # a StoreError, like every other store failure
+            probe.execute(select(1))
+        connection = self.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        try:
+            keys = {"key": BASELINE_LOCK_KEY, "model": model_id}
+            taken = connection.scalar(text("SELECT pg_try_advisory_lock(:key, :model)"), keys)
+            if not taken:
+                log.info("%s: waiting for another process freezing its baseline", model)
+                connection.execute(text("SELECT pg_advisory_lock(:key, :model)"), keys)
+            try:
+                yield
+            finally:
+                connection.execute(text("SELECT pg_advisory_unlock(:key, :model)"), keys)
+        finally:
+            connection.close()
 
     def save_baseline(
         self,
@@ -34,52 +73,70 @@ class Baselines(StoreSession):
         n_bads: int | None,
         variables: Sequence[BaselineVariableRecord],
         figures: Sequence[FigureRecord],
+        version: int | None = None,
     ) -> StoredBaseline:
-        """Store a new baseline version of ``model`` (the previous version + 1), in one
-        transaction; earlier versions and the runs that point at them stay as they are."""
+        """Store a baseline of ``model`` as ``version``, or as the next version when None, in
+        one transaction; earlier versions and the runs that point at them stay as they are.
+
+        Raises :class:`StoreConflict` when ``version`` is taken (by another process), having
+        stored nothing. The next version is tried again when another process takes it first.
+        """
         model_id = self.ensure_model(model, score_direction)
-        with self._session() as session:
-            latest = session.scalar(
-                select(func.max(m.Baseline.version)).where(m.Baseline.model_id == model_id)
-            )
-            baseline = m.Baseline(
-                model_id=model_id,
-                version=(latest or 0) + 1,
-                window_start=window[0],
-                window_end=window[1],
-                config_hash=config_hash,
-                n_rows=n_rows,
-                n_bads=n_bads,
-                riskmon_version=__version__,
-            )
-            session.add(baseline)
-            session.flush()
-            for variable in variables:
-                row = m.BaselineVariable(
-                    baseline_id=baseline.id,
-                    variable=variable.variable,
-                    kind=variable.kind,
-                    binning=variable.binning,
-                    params=variable.params,
+
+        def insert(version: int | None) -> int:
+            with self._session() as session:
+                if version is None:
+                    latest = session.scalar(
+                        select(func.max(m.Baseline.version)).where(m.Baseline.model_id == model_id)
+                    )
+                    version = (latest or 0) + 1
+                baseline = m.Baseline(
+                    model_id=model_id,
+                    version=version,
+                    window_start=window[0],
+                    window_end=window[1],
+                    config_hash=config_hash,
+                    n_rows=n_rows,
+                    n_bads=n_bads,
+                    riskmon_version=__version__,
                 )
-                session.add(row)
+                session.add(baseline)
                 session.flush()
+                for variable in variables:
+                    row = m.BaselineVariable(
+                        baseline_id=baseline.id,
+                        variable=variable.variable,
+                        kind=variable.kind,
+                        binning=variable.binning,
+                        params=variable.params,
+                    )
+                    session.add(row)
+                    session.flush()
+                    session.add_all(
+                        m.BaselineBin(variable_id=row.id, **asdict(b)) for b in variable.bins
+                    )
                 session.add_all(
-                    m.BaselineBin(variable_id=row.id, **asdict(b)) for b in variable.bins
+                    m.BaselineFigure(
+                        baseline_id=baseline.id,
+                        name=f.name,
+                        variable=f.variable,
+                        segment=f.segment,
+                        value=f.value,
+                        reason=f.reason,
+                        params=f.params,
+                    )
+                    for f in figures
                 )
-            session.add_all(
-                m.BaselineFigure(
-                    baseline_id=baseline.id,
-                    name=f.name,
-                    variable=f.variable,
-                    segment=f.segment,
-                    value=f.value,
-                    reason=f.reason,
-                    params=f.params,
-                )
-                for f in figures
-            )
-            baseline_id = baseline.id
+                baseline_id: int = baseline.id
+            return baseline_id
+
+        for attempt in range(1, NEXT_VERSION_ATTEMPTS + 1):
+            try:
+                baseline_id = insert(version)
+                break
+            except StoreConflict:
+                if version is not None or attempt == NEXT_VERSION_ATTEMPTS:
+                    raise
         stored = self.baseline(baseline_id)
         assert stored is not None
         return stored

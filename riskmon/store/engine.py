@@ -10,7 +10,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
 from riskmon.errors import StoreError
-from riskmon.redact import mask_url
+from riskmon.redact import database_url, mask_url, redact
 
 #: how long SQLite waits for another writer before giving up, in milliseconds
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -28,9 +28,11 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 def store_engine(url: str, **kwargs: Any) -> Engine:
     """An engine on the metric store at ``url`` (no connection is made yet)."""
     try:
-        engine = create_engine(url, pool_pre_ping=True, **kwargs)
-    except (ArgumentError, NoSuchModuleError, ImportError) as exc:
-        raise StoreError(f"cannot use metric store URL {mask_url(url)}: {exc}") from None
+        engine = create_engine(database_url(url), pool_pre_ping=True, **kwargs)
+    except (ArgumentError, NoSuchModuleError, ImportError, ValueError) as exc:
+        raise StoreError(
+            f"cannot use metric store URL {mask_url(url)}: {redact(str(exc))}"
+        ) from None
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
     return engine

@@ -20,7 +20,7 @@ from sqlalchemy import delete, func, null, select, update
 from sqlalchemy.orm import Session
 
 from riskmon import __version__
-from riskmon.errors import StoreError
+from riskmon.errors import EXIT_FAILED, StoreError
 from riskmon.records import AlertRecord, BinRecord, FigureRecord, RunCounts
 from riskmon.redact import redact
 from riskmon.store import models as m
@@ -32,6 +32,8 @@ DEFAULT_STALE_AFTER = dt.timedelta(minutes=30)
 
 class RunInProgressError(StoreError):
     """Another process is computing the same (model, as-of date) right now."""
+
+    exit_code = EXIT_FAILED
 
 
 def default_owner() -> str:

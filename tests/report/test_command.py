@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from riskmon.cli._app import _App
 from riskmon.cli.report import report_command
 from riskmon.config import RiskmonConfig
+from riskmon.errors import EXIT_USAGE, RiskmonError
 from riskmon.store import MetricStore
 
 
@@ -65,5 +66,7 @@ def test_report_usage_errors(cli: click.Group, real_runs: MetricStore) -> None:
     bad_date = runner.invoke(cli, ["report", "retail_pd", "--as-of", "31/03/2025"])
     assert bad_date.exit_code == 2
     missing = runner.invoke(cli, ["report", "retail_pd", "--as-of", "2025-01-31"])
-    assert missing.exit_code == 1
+    # this bare group has no error handling: riskmon's own maps the error to its exit code
+    assert isinstance(missing.exception, RiskmonError)
+    assert missing.exception.exit_code == EXIT_USAGE
     assert "no run of model 'retail_pd' as of 2025-01-31" in str(missing.exception)

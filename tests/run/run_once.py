@@ -1,13 +1,14 @@
 """A process that runs one model once and prints its outcome as JSON (for the fault tests).
 
 Usage: python run_once.py CONFIG MODEL AS_OF [START_AT]; START_AT (a time.time() value) makes
-several processes claim the run at the same moment.
+several processes claim the run at the same moment. riskmon's INFO log goes to stderr.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import sys
 import time
 
@@ -17,6 +18,7 @@ from riskmon.store import MetricStore
 
 
 def main(argv: list[str]) -> None:
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
     config = load_config(argv[1])
     model = config.model(argv[2])
     store = MetricStore.open(config.store.url)
@@ -31,6 +33,7 @@ def main(argv: list[str]) -> None:
                 "error": outcome.error,
                 "run_id": outcome.run_id,
                 "figures": len(outcome.figures),
+                "baseline_version": outcome.baseline_version,
             }
         )
     )

@@ -82,6 +82,34 @@ def test_catch_up_retries_failed_nights_after_the_last_success(
     assert [d for _, d in missed_runs(config, store, now=NOW)] == _days(1, 2, 3, 4)
 
 
+def test_catch_up_retries_an_older_failed_date_that_a_later_success_went_past(
+    store: MetricStore, loans_url: str, tmp_path: Path
+) -> None:
+    config = _config(loans_model(loans_url))
+    older = dt.date(2025, 2, 20)
+    broken = loans_model(f"sqlite:///{tmp_path / 'missing' / 'loans.db'}")
+    assert run_model(broken, older, store=store).status == "failed"
+    _succeed(config, LAST_SUCCESS, store)
+    assert [d for _, d in missed_runs(config, store, now=NOW)] == [older, *_days(1, 2, 3, 4)]
+    outcomes = catch_up(config, store, now=NOW)
+    assert [(o.as_of, o.status) for o in outcomes[:1]] == [(older, "succeeded")]
+    assert {r.status for r in store.runs(MODEL)} == {"succeeded"}
+    assert catch_up(config, store, now=NOW) == []
+
+
+def test_the_catch_up_limit_counts_retried_failed_dates_too(
+    store: MetricStore, loans_url: str, tmp_path: Path
+) -> None:
+    config = _config(loans_model(loans_url), max_catch_up_runs=5)
+    broken = loans_model(f"sqlite:///{tmp_path / 'missing' / 'loans.db'}")
+    for day in (dt.date(2025, 2, 10), dt.date(2025, 2, 20)):
+        assert run_model(broken, day, store=store).status == "failed"
+    _succeed(config, LAST_SUCCESS, store)
+    # the newest five: the failed 20 February and the four missed nights, not 10 February
+    expected = [dt.date(2025, 2, 20), *_days(1, 2, 3, 4)]
+    assert [d for _, d in missed_runs(config, store, now=NOW)] == expected
+
+
 @pytest.mark.parametrize(
     ("now", "expected"),
     [

@@ -1,26 +1,31 @@
-"""build_scheduler: one persisted cron job per scheduled model, in the metric store's database."""
+"""build_scheduler: one cron job per scheduled model, in memory; nothing the scheduler runs is
+read from the store — a pickled job written into the old job table is never executed."""
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
-from apscheduler.schedulers.background import BackgroundScheduler
-from sqlalchemy import Engine, inspect
-from sqlalchemy.pool import NullPool
+from sqlalchemy import Column, Engine, Float, LargeBinary, MetaData, Table, Unicode, inspect
 
 from riskmon.config import RiskmonConfig
 from riskmon.schedule import JOB_FUNCTION, JOB_TABLE, build_scheduler
-from riskmon.store import MetricStore
-from riskmon.store.migrate import check_models
+from riskmon.store.engine import opened_store
+from riskmon.store.migrate import check_models, current_revision, downgrade, upgrade
 
-from ..run.sources import config_of, loans_model, write_config
+from ..run.sources import config_of, loans_model, wait_for, write_config
 
 LOANS = "sqlite:///unused-loans.db"
+SCRIPT = Path(__file__).with_name("riskmon_schedule.py")
+#: upper bound on the scheduler process's start and stop
+PROCESS_TIMEOUT = 60
 
 
 def _config(
@@ -30,31 +35,7 @@ def _config(
     return write_config(path, config_of(store_url, models, **scheduler))
 
 
-@pytest.fixture
-def read_jobs() -> Iterator[Any]:
-    """Read the jobs back from a store, through a fresh, paused scheduler."""
-    opened: list[Any] = []
-
-    def read(url: str) -> dict[str, Any]:
-        reader = BackgroundScheduler(
-            jobstores={
-                "default": SQLAlchemyJobStore(
-                    url=url, tablename=JOB_TABLE, engine_options={"poolclass": NullPool}
-                )
-            }
-        )
-        reader.start(paused=True)
-        opened.append(reader)
-        return {job.id: job for job in reader.get_jobs()}
-
-    yield read
-    for reader in opened:
-        reader.shutdown(wait=False)
-
-
-def test_each_scheduled_model_gets_one_persisted_cron_job(
-    tmp_path: Path, sqlite_url: str, read_jobs: Any
-) -> None:
+def test_each_scheduled_model_gets_one_cron_job_in_memory(tmp_path: Path, sqlite_url: str) -> None:
     path = tmp_path / "riskmon.yaml"
     config = _config(
         path,
@@ -63,10 +44,10 @@ def test_each_scheduled_model_gets_one_persisted_cron_job(
         misfire_grace_seconds=900,
         timezone="Europe/Paris",
     )
-    before = dt.datetime.now(dt.timezone.utc)
     scheduler = build_scheduler(config, path)
     assert not scheduler.running
-    jobs = read_jobs(sqlite_url)
+    assert [type(s).__name__ for s in scheduler._jobstores.values()] == ["MemoryJobStore"]
+    jobs = {job.id: job for job in scheduler.get_jobs()}
     assert sorted(jobs) == ["cards", "retail_pd"]
     for name, job in jobs.items():
         assert job.func_ref == JOB_FUNCTION
@@ -74,32 +55,90 @@ def test_each_scheduled_model_gets_one_persisted_cron_job(
         assert job.coalesce is True
         assert job.max_instances == 1
         assert job.misfire_grace_time == 900
-    retail = jobs["retail_pd"]
-    assert str(retail.next_run_time.tzinfo) == "Europe/Paris"
-    assert (retail.next_run_time.hour, retail.next_run_time.minute) == (2, 0)
-    assert before < retail.next_run_time <= before + dt.timedelta(days=1)
-    assert jobs["cards"].next_run_time.weekday() < 5  # Monday to Friday
+    before = dt.datetime.now(dt.timezone.utc)
+    retail = jobs["retail_pd"].trigger.get_next_fire_time(None, before)
+    assert str(retail.tzinfo) == "Europe/Paris"
+    assert (retail.hour, retail.minute) == (2, 0)
+    assert before < retail <= before + dt.timedelta(days=1)
+    with opened_store(sqlite_url) as engine:
+        assert inspect(engine).get_table_names() == []  # the store is not even opened
 
 
-def test_a_second_build_replaces_jobs_and_drops_those_no_longer_scheduled(
-    tmp_path: Path, sqlite_url: str, read_jobs: Any
-) -> None:
-    path = tmp_path / "riskmon.yaml"
-    build_scheduler(_config(path, sqlite_url, {"a": "0 2 * * *", "b": "0 3 * * *"}), path)
-    build_scheduler(_config(path, sqlite_url, {"a": "15 4 * * *", "c": None}), path)
-    jobs = read_jobs(sqlite_url)
-    assert sorted(jobs) == ["a"]
-    assert (jobs["a"].next_run_time.hour, jobs["a"].next_run_time.minute) == (4, 15)
-    build_scheduler(_config(path, sqlite_url, {"c": None}), path)
-    assert read_jobs(sqlite_url) == {}
+class _Touch:
+    """Unpickling this creates ``marker``: what a hostile job row would do instead."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (Path.touch, (self.marker,))
 
 
-def test_the_store_still_passes_alembic_check_with_the_job_table(
-    tmp_path: Path, engine: Engine, store: MetricStore
-) -> None:
-    url = engine.url.render_as_string(hide_password=False)
-    path = tmp_path / "riskmon.yaml"
-    build_scheduler(_config(path, url, {"retail_pd": "0 2 * * *"}), path)
-    assert JOB_TABLE in inspect(engine).get_table_names()
+def _write_pickled_job(engine: Engine, marker: Path) -> None:
+    """A job row as APScheduler's SQLAlchemy job store wrote them, its state a pickle."""
+    table = Table(
+        JOB_TABLE,
+        MetaData(),
+        Column("id", Unicode(191), primary_key=True),
+        Column("next_run_time", Float(25), index=True),
+        Column("job_state", LargeBinary, nullable=False),
+    )
+    table.create(engine)
+    with engine.begin() as connection:
+        connection.execute(
+            table.insert().values(
+                id="intruder",
+                next_run_time=time.time() - 5,
+                job_state=pickle.dumps(_Touch(marker)),
+            )
+        )
+
+
+def test_the_migration_drops_the_pickled_job_table(tmp_path: Path, engine: Engine) -> None:
+    marker = tmp_path / "executed"
+    upgrade(engine, "0004")
+    _write_pickled_job(engine, marker)
+    upgrade(engine)
+    assert JOB_TABLE not in inspect(engine).get_table_names()
     check_models(engine)
-    assert store.count_rows("runs") == 0
+    downgrade(engine, "0004")  # reversible: nothing to put back, APScheduler made the table
+    assert current_revision(engine) == "0004"
+    upgrade(engine)
+    assert not marker.exists()
+
+
+def test_riskmon_schedule_never_executes_a_pickled_job_row(tmp_path: Path, sqlite_url: str) -> None:
+    marker = tmp_path / "executed"
+    path = tmp_path / "riskmon.yaml"
+    _config(path, sqlite_url, {"retail_pd": "0 2 * * *"}, catch_up=False)
+    with opened_store(sqlite_url) as engine:
+        upgrade(engine)
+        # written after the migration, as whoever can write to the store could at any time
+        _write_pickled_job(engine, marker)
+    # the row is live: unpickling it runs its code
+    pickle.loads(pickle.dumps(_Touch(marker)))
+    assert marker.exists()
+    marker.unlink()
+
+    out = tmp_path / "stdout.txt"
+    with out.open("wb") as stdout:
+        process = subprocess.Popen(
+            [sys.executable, str(SCRIPT), str(path)],
+            stdout=stdout,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    try:
+        wait_for(
+            lambda: b"next run" in out.read_bytes(),
+            timeout=PROCESS_TIMEOUT,
+            what="the scheduler to start",
+        )
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=PROCESS_TIMEOUT) == 0, out.read_text()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=PROCESS_TIMEOUT)
+    assert "retail_pd: next run" in out.read_text()
+    assert not marker.exists()
