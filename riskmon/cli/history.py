@@ -43,7 +43,7 @@ def history_command(
     from riskmon.figures import CATALOG  # the catalog says which columns and populations
     from riskmon.records import SCORE, Status
 
-    name = app.config().model(model).name
+    name = app.config(sources=False).model(model).name
     with _store(app) as store:
         runs = {r.as_of: r for r in store.runs(name) if r.status == "succeeded"}
         if figure is None:

@@ -33,7 +33,7 @@ from sqlalchemy import (
 from sqlalchemy import (
     table as sql_table,
 )
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchTableError, SQLAlchemyError
 from sqlalchemy.sql import sqltypes
 
@@ -86,6 +86,13 @@ class Source:
     def __init__(self, model: ModelConfig, *, engine: Engine | None = None):
         self.model = model
         self.config = model.source
+        if self.config.unset_variables:
+            names = ", ".join(self.config.unset_variables)
+            raise SourceError(
+                f"model {model.name!r}: source needs the environment variable(s) {names}, "
+                "which are not set (the configuration was read for a command that reads no "
+                "source)"
+            )
         self.masked_url = mask_url(self.config.url)
         self._own_engine = engine is None
         self.engine = engine if engine is not None else self._create_engine()
@@ -105,10 +112,13 @@ class Source:
         url = make_url(self.config.url) if _is_url(self.config.url) else None
         # the engine's name as the URL spells it: the dialect itself is known once it loads
         profile = GENERIC if url is None else profile_for(url.get_backend_name(), warn=False)
+        target: str | URL = self.config.url
         try:
-            engine = create_engine(
-                self.config.url, pool_pre_ping=True, connect_args=profile.connect_args()
-            )
+            if url is not None and profile.reading_url is not None:
+                target = profile.reading_url(url)
+            engine = create_engine(target, pool_pre_ping=True, connect_args=profile.connect_args())
+        except FileNotFoundError as exc:
+            raise self.error(f"cannot use source URL {self.masked_url}: {exc}") from None
         except (SQLAlchemyError, ImportError) as exc:
             raise self.error(
                 f"cannot use source URL {self.masked_url}: {_first_line(exc)}"
