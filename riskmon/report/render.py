@@ -18,6 +18,7 @@ import hashlib
 import os
 import re
 import uuid
+from contextlib import suppress
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
@@ -27,6 +28,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from riskmon import __version__
 from riskmon.config import RiskmonConfig
+from riskmon.errors import RiskmonError
 from riskmon.report.context import (
     IndexContext,
     NoRunError,
@@ -148,14 +150,24 @@ def render_page(template: str, page: RunReportContext | IndexContext, **extra: o
     return environment().get_template(template).render(page=page, **extra)
 
 
+class ReportWriteError(RiskmonError):
+    """A report page could not be written (a full disk, a folder riskmon may not write)."""
+
+
 def _write(path: Path, html: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
     # a unique name next to the target (so the rename is atomic), opened as a normal file
     # so that it gets the usual permissions
     temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         temporary.write_text(html, encoding="utf-8")
         os.replace(temporary, path)
+    except OSError as exc:
+        with suppress(OSError):  # nothing to remove when the folder itself failed
+            temporary.unlink(missing_ok=True)
+        # a full disk fails on a write, whose error names no file: name the report
+        reason = exc.strerror or str(exc)
+        raise ReportWriteError(f"cannot write the report {path.absolute()}: {reason}") from exc
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise

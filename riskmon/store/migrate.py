@@ -17,6 +17,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from riskmon.errors import StoreError
 from riskmon.redact import mask_url, redact
+from riskmon.store.engine import sqlite_file
 
 
 def alembic_config(connection: Connection | None = None) -> Config:
@@ -61,7 +62,16 @@ def check_models(engine: Engine) -> None:
 
 
 def check_schema(engine: Engine) -> None:
-    """Raise StoreError unless the store is migrated to the revision this riskmon needs."""
+    """Raise StoreError unless the store is migrated to the revision this riskmon needs.
+
+    A SQLite store whose file does not exist is not created by the check.
+    """
+    file = sqlite_file(engine)
+    if file is not None and not file.exists():
+        raise StoreError(
+            f"metric store {mask_url(engine.url.render_as_string(hide_password=False))}: "
+            f"the file {file.absolute()} does not exist: run `riskmon db upgrade`"
+        )
     current, head = current_revision(engine), head_revision()
     if current != head:
         state = "empty" if current is None else f"at revision {current}"
