@@ -155,7 +155,9 @@ def test_backfill_then_history(config_path: Path) -> None:
     assert code == EXIT_OK, out
     rows = list(csv.DictReader(io.StringIO(out)))
     assert [r["as_of"] for r in rows] == ["2025-02-28", "2025-03-31", "2025-04-30"]
-    assert [float(r["ks"]) for r in rows] == pytest.approx([ks[r["as_of"]] for r in rows])
+    assert [float(r["performance.ks"]) for r in rows] == pytest.approx(
+        [ks[r["as_of"]] for r in rows]
+    )
     code, out = _invoke(
         config_path,
         "history",
@@ -168,7 +170,8 @@ def test_backfill_then_history(config_path: Path) -> None:
         "json",
     )
     assert code == EXIT_OK, out
-    assert [set(r) for r in json.loads(out)] == [{"as_of", "status", "csi[income]"}] * 3
+    keys = {"as_of", "status", "current.from", "current.to", "current.csi[income]"}
+    assert [set(r) for r in json.loads(out)] == [keys] * 3
     code, out = _invoke(config_path, "history", "retail_pd")
     assert code == EXIT_OK
     assert "2025-04-30" in out

@@ -147,6 +147,18 @@ class Reads(StoreSession):
         with self._session() as session:
             return [HistoryPoint(*row) for row in session.execute(query)]
 
+    def figure_keys(self, model: str) -> set[tuple[str, str, str, str]]:
+        """Every (figure, population, variable, segment) the succeeded runs of ``model`` hold."""
+        query = (
+            select(m.Figure.name, m.Figure.population, m.Figure.variable, m.Figure.segment)
+            .distinct()
+            .join(m.Run, m.Run.id == m.Figure.run_id)
+            .join(m.Model, m.Model.id == m.Run.model_id)
+            .where(m.Model.name == model, m.Run.status == "succeeded")
+        )
+        with self._session() as session:
+            return {(row[0], row[1], row[2], row[3]) for row in session.execute(query)}
+
     def count_rows(self, table: str) -> int:
         """Number of rows in one of the store's tables (used by checks and tests)."""
         tables = (m.Figure, m.BinStat, m.Alert, m.Run, m.Delivery, m.Baseline)
