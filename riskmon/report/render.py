@@ -20,7 +20,6 @@ import re
 import uuid
 from contextlib import suppress
 from functools import cache
-from importlib.resources import files
 from pathlib import Path
 from urllib.parse import quote
 
@@ -37,6 +36,7 @@ from riskmon.report.context import (
     index_entry,
     run_report_context,
 )
+from riskmon.shipped import shipped_folder
 from riskmon.store import MetricStore
 
 INDEX = "index.html"
@@ -123,7 +123,7 @@ def _param(value: object, digits: int = 4) -> str:
 def environment() -> Environment:
     """The Jinja2 environment of riskmon's templates (autoescaped, strict about names)."""
     env = Environment(
-        loader=FileSystemLoader(str(files("riskmon.templates"))),
+        loader=FileSystemLoader(str(shipped_folder("templates"))),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,

@@ -1,12 +1,11 @@
 """Create and migrate the metric store with Alembic, configured in code.
 
 The migration scripts ship inside the package (``riskmon.migrations``), so an installed riskmon
-migrates its store without a checkout or an ``alembic.ini``.
+migrates its store without a checkout or an ``alembic.ini``; :mod:`riskmon.shipped` finds them
+in a checkout too.
 """
 
 from __future__ import annotations
-
-from importlib.resources import files
 
 from alembic import command
 from alembic.config import Config
@@ -17,13 +16,14 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from riskmon.errors import StoreError
 from riskmon.redact import mask_url, redact
+from riskmon.shipped import shipped_folder
 from riskmon.store.engine import sqlite_file
 
 
 def alembic_config(connection: Connection | None = None) -> Config:
     """An Alembic configuration for the shipped migrations, bound to ``connection``."""
     config = Config()
-    config.set_main_option("script_location", str(files("riskmon.migrations")))
+    config.set_main_option("script_location", str(shipped_folder("migrations")))
     config.attributes["connection"] = connection
     return config
 
