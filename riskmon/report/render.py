@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import logging
 import os
 import re
 import uuid
@@ -38,6 +39,8 @@ from riskmon.report.context import (
 )
 from riskmon.shipped import shipped_folder
 from riskmon.store import MetricStore
+
+log = logging.getLogger(__name__)
 
 INDEX = "index.html"
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,99}$")
@@ -184,10 +187,14 @@ def render_run_report(
     as_of: dt.date | None = None,
     *,
     run_id: int | None = None,
+    neighbours: bool = True,
 ) -> Path:
     """Write the report of ``model``'s run as of ``as_of`` (its newest run when None; the run
     ``run_id`` when given, as a run that just finished knows it) to
     ``<reports_dir>/<model>/<as_of>.html`` and return that path.
+
+    The report links the model's previous and next runs; their reports, when written, are
+    rewritten so that they link this one (``neighbours``).
 
     Everything shown is read from ``store``; a failed run gives a report with its error. A
     model that is no longer configured still renders, with the windows its run recorded. Raises
@@ -198,9 +205,24 @@ def render_run_report(
         raise NoRunError(f"no run {run_id} in the metric store")
     configured = {m.name: m for m in config.models}
     page = run_report_context(store, run, model=configured.get(model))
-    index_href = "../" + INDEX
-    html = render_page("model_run.html", page, index_href=index_href)
-    return _write(report_path(config.store.reports_dir, model, run.as_of), html)
+    written = _write(
+        report_path(config.store.reports_dir, model, run.as_of),
+        render_page("model_run.html", page),
+    )
+    if neighbours:
+        # the runs before and after link to this one now: rewrite their reports (those that
+        # were written) so that their previous/next links reach it
+        for link in (page.nav.previous, page.nav.next):
+            if (
+                link is None
+                or not report_path(config.store.reports_dir, model, link.as_of).exists()
+            ):
+                continue
+            try:
+                render_run_report(config, store, model, link.as_of, neighbours=False)
+            except ReportWriteError as exc:  # this run's own report is written all the same
+                log.warning("the report as of %s was not relinked: %s", link.as_of, exc)
+    return written
 
 
 def _reports_on_disk(reports_dir: Path, model: str) -> dict[dt.date, str]:
