@@ -36,6 +36,8 @@ class RunOutcome:
     alerts: tuple[AlertRecord, ...] = ()
     baseline_version: int | None = None
     report_path: str | None = None
+    #: why the run's report could not be written (its figures are stored all the same)
+    report_error: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -77,6 +79,7 @@ class RunOutcome:
                 for a in self.alerts
             ],
             "report": self.report_path,
+            "report_error": self.report_error,
         }
 
 

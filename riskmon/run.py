@@ -283,7 +283,8 @@ def run_models(
     """Run each named model (every model when ``names`` is empty), one after the other.
 
     After each run: its HTML report is written from the store (``report``), then the configured
-    channels are notified (``notify``); neither can fail the run. The index of every model is
+    channels are notified (``notify``); neither can fail the run, and a report that could not
+    be written is said in the outcome's ``report_error``. The index of every model is
     rewritten at the end.
     """
     models = [config.model(name) for name in names] if names else list(config.models)
@@ -291,7 +292,8 @@ def run_models(
     for model in models:
         outcome = run_model(model, as_of, store=store, strategy=strategy)
         if report and outcome.run_id is not None and outcome.status != "skipped":
-            outcome = replace(outcome, report_path=_render_report(config, store, outcome))
+            path, error = _render_report(config, store, outcome)
+            outcome = replace(outcome, report_path=path, report_error=error)
         if notify:
             notify_run(
                 config,
@@ -306,19 +308,21 @@ def run_models(
     return outcomes
 
 
-def _render_report(config: RiskmonConfig, store: MetricStore, outcome: RunOutcome) -> str | None:
+def _render_report(
+    config: RiskmonConfig, store: MetricStore, outcome: RunOutcome
+) -> tuple[str | None, str | None]:
+    """The report's path, or None and why it could not be written."""
     try:
-        return str(
-            render_run_report(config, store, outcome.model, outcome.as_of, run_id=outcome.run_id)
-        )
+        path = render_run_report(config, store, outcome.model, outcome.as_of, run_id=outcome.run_id)
     except Exception as exc:  # a report that cannot be written never undoes a stored run
-        log.error(
-            "%s as of %s: the report could not be written: %s",
-            outcome.model,
-            outcome.as_of,
-            redact(str(exc)),
+        error = redact(
+            str(exc) if isinstance(exc, RiskmonError) else f"{type(exc).__name__}: {exc}"
         )
-        return None
+        log.error(
+            "%s as of %s: the report could not be written: %s", outcome.model, outcome.as_of, error
+        )
+        return None, error
+    return str(path), None
 
 
 def _render_index(config: RiskmonConfig, store: MetricStore) -> None:

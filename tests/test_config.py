@@ -42,7 +42,9 @@ def _error(data: Any, env: dict[str, str] | None = None) -> str:
 def test_the_documented_example_loads_with_its_defaults() -> None:
     config = load_config(EXAMPLE)
     (model,) = config.models
-    assert config.store.url == "sqlite:///riskmon.db"
+    # relative paths are the configuration file's neighbours
+    assert config.store.url == f"sqlite:///{EXAMPLE.parent / 'riskmon.db'}"
+    assert config.store.reports_dir == EXAMPLE.parent / "reports"
     assert model.source.table == "scored_loans"
     assert model.columns.segments == ["channel"]
     assert model.higher_is_riskier

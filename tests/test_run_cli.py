@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 import json
 from pathlib import Path
@@ -155,7 +156,9 @@ def test_backfill_then_history(config_path: Path) -> None:
     assert code == EXIT_OK, out
     rows = list(csv.DictReader(io.StringIO(out)))
     assert [r["as_of"] for r in rows] == ["2025-02-28", "2025-03-31", "2025-04-30"]
-    assert [float(r["ks"]) for r in rows] == pytest.approx([ks[r["as_of"]] for r in rows])
+    assert [float(r["performance.ks"]) for r in rows] == pytest.approx(
+        [ks[r["as_of"]] for r in rows]
+    )
     code, out = _invoke(
         config_path,
         "history",
@@ -168,7 +171,39 @@ def test_backfill_then_history(config_path: Path) -> None:
         "json",
     )
     assert code == EXIT_OK, out
-    assert [set(r) for r in json.loads(out)] == [{"as_of", "status", "csi[income]"}] * 3
+    keys = {"as_of", "status", "current.from", "current.to", "current.csi[income]"}
+    assert [set(r) for r in json.loads(out)] == [keys] * 3
     code, out = _invoke(config_path, "history", "retail_pd")
     assert code == EXIT_OK
     assert "2025-04-30" in out
+
+
+def test_a_run_whose_report_cannot_be_written_says_so_and_exits_3(
+    config_path: Path, tmp_path: Path
+) -> None:
+    document = yaml.safe_load(config_path.read_text())
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("the reports folder cannot be made under a file")
+    document["store"]["reports_dir"] = str(blocker / "reports")
+    config_path.write_text(yaml.safe_dump(document))
+    page = blocker / "reports" / "retail_pd" / "2025-03-31.html"
+
+    code, out = _invoke(config_path, "run", "--as-of", "2025-03-31")
+    assert code == EXIT_RUN_FAILED, out
+    status_line = next(line for line in out.splitlines() if line.startswith("retail_pd as of"))
+    assert status_line.startswith("retail_pd as of 2025-03-31: succeeded, REPORT NOT WRITTEN, ")
+    assert f"  report not written: cannot write the report {page}: " in out
+    code, out = _invoke(config_path, "run", "--as-of", "2025-03-31", "--format", "json")
+    assert code == EXIT_RUN_FAILED
+    (summary,) = json.loads(out)
+    assert summary["status"] == "succeeded"
+    assert summary["report"] is None
+    assert summary["report_error"].startswith(f"cannot write the report {page}: ")
+    store = _store(config_path)
+    try:  # the figures are stored all the same
+        run = store.run("retail_pd", dt.date(2025, 3, 31))
+        assert run is not None
+        assert run.status == "succeeded"
+        assert store.figures(run.id)
+    finally:
+        store.engine.dispose()

@@ -54,24 +54,28 @@ class _App:
     """What the commands share: where the configuration is, loaded on first use."""
 
     config_path: str | None
-    _config: RiskmonConfig | None = field(default=None, init=False)
+    _configs: dict[bool, RiskmonConfig] = field(default_factory=dict, init=False)
 
-    def config(self, *, required: bool = True) -> RiskmonConfig:
+    def config(self, *, required: bool = True, sources: bool = True) -> RiskmonConfig:
         """The validated configuration.
 
         With ``required`` false, a missing *default* config file (no --config, no
-        $RISKMON_CONFIG) means the defaults: an embedded SQLite store and no models.
+        $RISKMON_CONFIG) means the defaults: an embedded SQLite store and no models. With
+        ``sources`` false (commands that read the metric store only), a source may refer to
+        environment variables that are not set: its credentials are not needed.
         """
         from riskmon.config import RiskmonConfig, load_config, resolve_config_path
 
-        if self._config is None:
+        if not sources and True in self._configs:
+            return self._configs[True]  # already read with its sources: nothing is missing
+        if sources not in self._configs:
             path = resolve_config_path(self.config_path)
             implicit = self.config_path is None and CONFIG_ENV_VAR not in os.environ
             if not required and implicit and not path.exists():
-                self._config = RiskmonConfig()
+                self._configs[sources] = RiskmonConfig()
             else:
-                self._config = load_config(path)
-        return self._config
+                self._configs[sources] = load_config(path, need_sources=sources)
+        return self._configs[sources]
 
 
 @contextmanager
@@ -81,7 +85,7 @@ def _store(app: _App) -> Iterator[MetricStore]:
     from riskmon.store.engine import opened_store
     from riskmon.store.migrate import check_schema
 
-    with opened_store(app.config().store.url) as engine:
+    with opened_store(app.config(sources=False).store.url) as engine:
         check_schema(engine)
         yield MetricStore(engine)
 

@@ -49,7 +49,7 @@ def baseline_freeze(app: _App, models: tuple[str, ...]) -> None:
 def baseline_show(app: _App, model: str) -> None:
     """Show MODEL's newest baseline: window, bins and headline figures."""
     with _store(app) as store:
-        frozen = store.latest_baseline(app.config().model(model).name)
+        frozen = store.latest_baseline(app.config(sources=False).model(model).name)
     if frozen is None:
         raise _CliError(
             f"model {model!r} has no baseline yet: run `riskmon baseline freeze`", EXIT_USAGE

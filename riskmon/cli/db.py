@@ -15,7 +15,7 @@ def db() -> None:
 
 
 def _store_url(app: _App, url: str | None) -> str:
-    return url if url is not None else app.config(required=False).store.url
+    return url if url is not None else app.config(required=False, sources=False).store.url
 
 
 _URL_OPTION = click.option(

@@ -34,7 +34,7 @@ def report_command(
         raise click.UsageError("--index-only takes no MODEL and no --as-of")
     if not index_only and model is None:
         raise click.UsageError("give a MODEL, or --index-only")
-    config = app.config()
+    config = app.config(sources=False)
     with _store(app) as store:
         if model is not None:
             day = as_of.date() if as_of is not None else None

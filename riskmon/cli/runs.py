@@ -31,7 +31,9 @@ _STRATEGY_OPTION = click.option(
 
 
 def _exit_code(outcomes: Sequence[RunOutcome], fail_on: str | None) -> int:
-    if any(not o.ok for o in outcomes):
+    # a report that was not written fails the job like a failed run: the run's figures are
+    # stored, but what the team reads is missing until `riskmon report` writes it
+    if any(not o.ok or o.report_error for o in outcomes):
         return EXIT_RUN_FAILED
     if fail_on and any(o.alert_status in _FAIL_ON[fail_on] for o in outcomes):
         return EXIT_ALERT
@@ -50,12 +52,17 @@ def _echo_outcome(outcome: RunOutcome) -> None:
         f"{label} {_show(figures.get(key))}"
         for label, key in (("KS", ("ks", "")), ("AUC", ("auc", "")), ("PSI", ("psi", "score")))
     )
-    click.echo(f"{head}, {outcome.alert_status}{f' ({tally})' if tally else ''}; {shown}")
+    unwritten = ", REPORT NOT WRITTEN" if outcome.report_error else ""
+    click.echo(
+        f"{head}{unwritten}, {outcome.alert_status}{f' ({tally})' if tally else ''}; {shown}"
+    )
     for alert in outcome.alerts:
         if alert.status in ("RED", "AMBER"):
             click.echo(f"  {alert.status:5} {alert.rule}: {alert.message}")
     if outcome.report_path:
         click.echo(f"  report: {outcome.report_path}")
+    if outcome.report_error:
+        click.echo(f"  report not written: {outcome.report_error}")
 
 
 @click.command("run")
@@ -88,7 +95,8 @@ def run_command(
     """Run MODELS (default: every model) as of a date: collect, compute, evaluate, store.
 
     Exit codes: 0 every run succeeded; 1 a run raised an alert at --fail-on severity;
-    2 a usage or configuration error; 3 a run failed (or another process holds it);
+    2 a usage or configuration error; 3 a run failed (or another process holds it), or a
+    run's report could not be written (its figures are stored: `riskmon report` rewrites it);
     4 the metric store could not be used. A source that cannot be reached fails its run (3).
     """
     from riskmon.run import run_models

@@ -16,9 +16,11 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import quote
 
-from sqlalchemy import Connection, func, literal, select, text, true
+from sqlalchemy import URL, Connection, func, literal, select, text, true
 from sqlalchemy.exc import DBAPIError
 
 log = logging.getLogger(__name__)
@@ -49,6 +51,17 @@ def _no_connect_args() -> dict[str, Any]:
     return {}
 
 
+def _existing_file(url: URL) -> Path | None:
+    """The database file of a file engine's URL, which must exist (None: in memory)."""
+    database = url.database
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    path = Path(database).expanduser().absolute()
+    if not path.is_file():
+        raise FileNotFoundError(f"the database file {path} does not exist")
+    return path
+
+
 @dataclass(frozen=True)
 class EngineProfile:
     """What riskmon does differently on one engine; the SQL itself is the same everywhere.
@@ -75,6 +88,9 @@ class EngineProfile:
     #: ``connect_args`` for ``create_engine``, made fresh for each engine
     connect_args: Callable[[], dict[str, Any]] = _no_connect_args
     on_connect: Callable[[Any, Any], None] | None = None  # each new DBAPI connection
+    #: the URL an engine is created on, from the configured one: a file engine opens its file
+    #: read-only, and raises FileNotFoundError naming it rather than creating an empty one
+    reading_url: Callable[[URL], URL] | None = None
     guard: Callable[[Connection, float], None] | None = None  # each reading, first thing
     tuning: Callable[[Connection], None] | None = None  # before the statements of a SQL shape
     timeout_markers: tuple[str, ...] = ()  # lower-case text of the engine's timeout error
@@ -191,6 +207,21 @@ def _sqlite_guard(connection: Connection, seconds: float) -> None:
     )
 
 
+def _sqlite_read_only_url(url: URL) -> URL:
+    path = _existing_file(url)
+    if path is None or url.query.get("uri"):
+        return url
+    # SQLite's own read-only mode: a file that vanishes meanwhile is an error, never created
+    return url.set(
+        database=f"file:{quote(str(path))}", query={**url.query, "mode": "ro", "uri": "true"}
+    )
+
+
+def _duckdb_existing_file(url: URL) -> URL:
+    _existing_file(url)  # opened read-only (connect_args), which DuckDB refuses for no file
+    return url
+
+
 SQLITE = EngineProfile(
     name="sqlite",
     dialects=frozenset({"sqlite"}),
@@ -200,6 +231,7 @@ SQLITE = EngineProfile(
     read_only=True,
     statement_timeout=True,
     on_connect=_sqlite_read_only,
+    reading_url=_sqlite_read_only_url,
     guard=_sqlite_guard,
     timeout_markers=("interrupted",),
 )
@@ -227,6 +259,7 @@ DUCKDB = EngineProfile(
     keys_once=True,
     reflects_tables=False,  # duckdb-engine cannot reflect a table on DuckDB 2
     connect_args=_duckdb_connect_args,
+    reading_url=_duckdb_existing_file,
     out_of_memory_hint=(
         f"; DuckDB's memory_limit is {DUCKDB_MEMORY_LIMIT} unless the source URL sets one: "
         "raise it there (e.g. ?memory_limit=1GB), or use the default strategy, which needs "

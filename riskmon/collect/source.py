@@ -95,6 +95,13 @@ class Source:
     def __init__(self, model: ModelConfig, *, engine: Engine | None = None):
         self.model = model
         self.config = model.source
+        if self.config.unset_variables:
+            names = ", ".join(self.config.unset_variables)
+            raise SourceError(
+                f"model {model.name!r}: source needs the environment variable(s) {names}, "
+                "which are not set (the configuration was read for a command that reads no "
+                "source)"
+            )
         self.masked_url = mask_url(self.config.url)
         self._own_engine = engine is None
         self.engine = engine if engine is not None else self._create_engine()
@@ -118,12 +125,13 @@ class Source:
         url = _url(self.config.url)
         # the engine's name as the URL spells it: the dialect itself is known once it loads
         profile = GENERIC if url is None else profile_for(url.get_backend_name(), warn=False)
+        target: str | URL = self.config.url
         try:
-            engine = create_engine(
-                url if url is not None else self.config.url,
-                pool_pre_ping=True,
-                connect_args=profile.connect_args(),
-            )
+            if url is not None:
+                target = url if profile.reading_url is None else profile.reading_url(url)
+            engine = create_engine(target, pool_pre_ping=True, connect_args=profile.connect_args())
+        except FileNotFoundError as exc:
+            raise self.error(f"cannot use source URL {self.masked_url}: {exc}") from None
         except (SQLAlchemyError, ImportError) as exc:
             raise self.error(
                 f"cannot use source URL {self.masked_url}: {_first_line(exc)}", unavailable=True
@@ -177,20 +185,26 @@ class Source:
     def selectable(self) -> FromClause:
         """The loans: the configured table, or the configured query as a subquery."""
         if self.config.query is not None:
-            if not _READ_ONLY_QUERY.match(
-                self.config.query
-            ) or ";" in self.config.query.strip().rstrip(";"):
-                raise SourceError(
-                    f"model {self.model.name!r}: source.query must be one SELECT (or WITH) "
-                    f"statement, got {self.config.query[:60]!r}"
-                )
             columns = [c.name for c in required_columns(self.model)]
             return (
-                text(_query_text(self.config.query))
+                text(_query_text(self._statement()))
                 .columns(*(sql_column(name) for name in dict.fromkeys(columns)))
                 .subquery("loans")
             )
         return self._table()
+
+    def _statement(self) -> str:
+        """The configured query's one statement; a SourceError unless it is one SELECT or WITH
+        (a ``;`` and comments may follow it)."""
+        query = self.config.query
+        assert query is not None
+        statement = one_statement(query)
+        if statement is None or not _READ_ONLY_QUERY.match(statement):
+            raise SourceError(
+                f"model {self.model.name!r}: source.query must be one SELECT (or WITH) "
+                f"statement, got {query[:60]!r}"
+            )
+        return statement
 
     def _table(self) -> FromClause:
         assert self.config.table is not None
@@ -239,12 +253,48 @@ class Source:
         with self.reading() as connection:
             result = connection.execute(
                 select(text("*"))
-                .select_from(
-                    text(f"({_query_text(self.config.query)}\n) AS probe")  # type: ignore[arg-type]
-                )
+                .select_from(text(f"({_query_text(self._statement())}\n) AS probe"))
                 .limit(0)
             )
             return dict.fromkeys(result.keys())
+
+
+def one_statement(query: str) -> str | None:
+    """The first statement of ``query``, without the ``;`` that ends it and the comments that
+    may follow; None when another statement follows.
+
+    ``;`` inside quotes and comments does not count; a quote inside a string is doubled (SQL's
+    rule; a backslash escapes nothing here, so a query it could hide a statement in is refused).
+
+    >>> one_statement("SELECT 1; -- the end")
+    'SELECT 1'
+    >>> one_statement("SELECT ';' AS x") == "SELECT ';' AS x"
+    True
+    >>> one_statement("SELECT 1; DELETE FROM loans") is None
+    True
+    """
+    end: int | None = None  # where the first statement's ";" is
+    i, n = 0, len(query)
+    while i < n:
+        if query.startswith("--", i):
+            newline = query.find("\n", i)
+            i = n if newline < 0 else newline + 1
+        elif query.startswith("/*", i):
+            close = query.find("*/", i + 2)
+            i = n if close < 0 else close + 2
+        elif query[i] in "'\"`":
+            quote, i = query[i], i + 1
+            while i < n and not (query[i] == quote and query[i + 1 : i + 2] != quote):
+                i += 2 if query[i] == quote else 1
+            i += 1
+        elif query[i] == ";":
+            end = i if end is None else end
+            i += 1
+        elif end is not None and not query[i].isspace():
+            return None
+        else:
+            i += 1
+    return query if end is None else query[:end]
 
 
 def _query_text(query: str) -> str:

@@ -14,13 +14,13 @@ from pydantic import (
     ValidationError,
 )
 
-#: where the configuration is looked for when neither --config nor RISKMON_CONFIG is given
 from riskmon.config._models import (
     _ENV_REFERENCE,
     CONFIG_ENV_VAR,
     DEFAULT_CONFIG_PATH,
     RiskmonConfig,
 )
+from riskmon.config._paths import CONFIG_DIR, UNSET_SOURCES
 from riskmon.errors import ConfigError
 
 
@@ -35,11 +35,18 @@ def key_path(location: tuple[int | str, ...]) -> str:
     return out
 
 
-def _interpolate(node: Any, location: tuple[int | str, ...], env: Mapping[str, str]) -> Any:
+def _interpolate(
+    node: Any,
+    location: tuple[int | str, ...],
+    env: Mapping[str, str],
+    unset: dict[int, set[str]] | None = None,
+) -> Any:
+    """``node`` with every ``${VAR}`` replaced. With ``unset`` given, a reference under
+    ``models[i].source`` to an unset variable stays as it is and is recorded in ``unset[i]``."""
     if isinstance(node, dict):
-        return {k: _interpolate(v, (*location, str(k)), env) for k, v in node.items()}
+        return {k: _interpolate(v, (*location, str(k)), env, unset) for k, v in node.items()}
     if isinstance(node, list):
-        return [_interpolate(v, (*location, i), env) for i, v in enumerate(node)]
+        return [_interpolate(v, (*location, i), env, unset) for i, v in enumerate(node)]
     if not isinstance(node, str):
         return node
 
@@ -49,12 +56,19 @@ def _interpolate(node: Any, location: tuple[int | str, ...], env: Mapping[str, s
             return env[name]
         if default is not None:
             return default
+        if unset is not None and _in_source(location):
+            unset.setdefault(int(location[1]), set()).add(name)
+            return match[0]
         raise ConfigError(
             f"environment variable {name} is not set (referenced as ${{{name}}})",
             key=key_path(location),
         )
 
     return _ENV_REFERENCE.sub(substitute, node)
+
+
+def _in_source(location: tuple[int | str, ...]) -> bool:
+    return len(location) > 3 and location[0] == "models" and location[2] == "source"
 
 
 def _describe(error: Mapping[str, Any]) -> str:
@@ -75,17 +89,34 @@ def resolve_config_path(explicit: str | os.PathLike[str] | None) -> Path:
     return Path(from_env) if from_env else DEFAULT_CONFIG_PATH
 
 
-def parse_config(data: Any, *, source: str, env: Mapping[str, str] | None = None) -> RiskmonConfig:
-    """Validate already-parsed YAML data; ``source`` names it in errors."""
+def parse_config(
+    data: Any,
+    *,
+    source: str,
+    env: Mapping[str, str] | None = None,
+    config_dir: str | os.PathLike[str] | None = None,
+    need_sources: bool = True,
+) -> RiskmonConfig:
+    """Validate already-parsed YAML data; ``source`` names it in errors.
+
+    Relative paths (``reports_dir``, SQLite and DuckDB files in URLs) are taken relative to
+    ``config_dir``, the configuration file's folder (as given when None). With
+    ``need_sources`` false, a model's source may refer to unset environment variables: they
+    are listed in its ``source.unset_variables``, and opening that source fails naming them.
+    """
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(
             f"expected a mapping at the top level, got {type(data).__name__}", path=source
         )
+    unset: dict[int, set[str]] | None = None if need_sources else {}
+    context: dict[str, Any] = {UNSET_SOURCES: not need_sources}
+    if config_dir is not None:
+        context[CONFIG_DIR] = Path(config_dir)
     try:
-        data = _interpolate(data, (), os.environ if env is None else env)
-        return RiskmonConfig.model_validate(data)
+        data = _interpolate(data, (), os.environ if env is None else env, unset)
+        config = RiskmonConfig.model_validate(data, context=context)
     except ConfigError as exc:
         raise ConfigError(exc.detail, path=source, key=exc.key) from None
     except ValidationError as exc:
@@ -95,10 +126,20 @@ def parse_config(data: Any, *, source: str, env: Mapping[str, str] | None = None
         error = ConfigError(_describe(first), path=source, key=key_path(first["loc"]))
         error.args = ("\n".join(lines),)
         raise error from None
+    for index, names in (unset or {}).items():
+        # set after validation: the names are not configuration a file could give
+        config.models[index].source._unset_variables = tuple(sorted(names))
+    return config
 
 
-def load_config(path: str | os.PathLike[str] | None = None) -> RiskmonConfig:
-    """Read, interpolate and validate the configuration file (see :func:`resolve_config_path`)."""
+def load_config(
+    path: str | os.PathLike[str] | None = None, *, need_sources: bool = True
+) -> RiskmonConfig:
+    """Read, interpolate and validate the configuration file (see :func:`resolve_config_path`).
+
+    Relative paths in it are relative to the file's folder. ``need_sources=False`` is for
+    work that never opens a model's source (see :func:`parse_config`).
+    """
     resolved = resolve_config_path(path)
     try:
         text = resolved.read_text(encoding="utf-8")
@@ -116,4 +157,9 @@ def load_config(path: str | os.PathLike[str] | None = None) -> RiskmonConfig:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
         raise ConfigError(f"invalid YAML{where}: {problem}", path=str(resolved)) from None
-    return parse_config(data, source=str(resolved))
+    return parse_config(
+        data,
+        source=str(resolved),
+        config_dir=resolved.absolute().parent,
+        need_sources=need_sources,
+    )

@@ -17,10 +17,13 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PrivateAttr,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
+from riskmon.config._paths import path_relative_to_config, unset_allowed, url_relative_to_config
 from riskmon.cron import cron_trigger, time_zone
 from riskmon.errors import ConfigError
 from riskmon.redact import database_url, mask_url, register_secret
@@ -41,9 +44,11 @@ _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _UTC = ZoneInfo("UTC")
 
 
-def _database_url(value: str) -> str:
+def _database_url(value: str, info: ValidationInfo) -> str:
     from sqlalchemy.exc import ArgumentError
 
+    if unset_allowed(info) and _ENV_REFERENCE.search(value):
+        return value  # a source read without its variables: never opened, so never parsed
     try:
         database_url(value)  # registers the password as a secret first
     except (ArgumentError, ValueError):
@@ -65,7 +70,10 @@ def _cron(value: str) -> str:
     return value
 
 
-DatabaseURL = Annotated[str, AfterValidator(_database_url)]
+#: a SQLAlchemy URL; a relative SQLite or DuckDB file is relative to the configuration file
+DatabaseURL = Annotated[str, AfterValidator(_database_url), AfterValidator(url_relative_to_config)]
+#: a file or folder; a relative one is relative to the configuration file
+ConfigPath = Annotated[Path, AfterValidator(path_relative_to_config)]
 CronExpression = Annotated[str, AfterValidator(_cron)]
 
 
@@ -99,8 +107,9 @@ class Period(_Strict):
 class StoreConfig(_Strict):
     """Where riskmon keeps its history, and where it writes reports."""
 
-    url: DatabaseURL = DEFAULT_STORE_URL
-    reports_dir: Path = Path("reports")
+    # the defaults are validated too, so that they are relative to the configuration file
+    url: DatabaseURL = Field(default=DEFAULT_STORE_URL, validate_default=True)
+    reports_dir: ConfigPath = Field(default=Path("reports"), validate_default=True)
     #: where reports_dir is served, for links in notifications (none: reports are attached)
     reports_url: str | None = None
 
@@ -161,6 +170,13 @@ class SourceConfig(_Strict):
     schema_: str | None = Field(default=None, alias="schema")
     query: str | None = None
     statement_timeout_seconds: float = Field(default=600.0, gt=0)
+    _unset_variables: tuple[str, ...] = PrivateAttr(default=())
+
+    @property
+    def unset_variables(self) -> tuple[str, ...]:
+        """Environment variables the source refers to that were unset when the configuration
+        was read for a command that needs no source (see ``load_config(need_sources=...)``)."""
+        return self._unset_variables
 
     @model_validator(mode="after")
     def _table_or_query(self) -> SourceConfig:
@@ -450,7 +466,8 @@ class ModelConfig(_Strict):
 class RiskmonConfig(_Strict):
     """The whole deployment."""
 
-    store: StoreConfig = StoreConfig()
+    # validated when missing too, so that its default paths are relative to the config file
+    store: StoreConfig = Field(default={}, validate_default=True)
     smtp: SmtpConfig = SmtpConfig()
     notifications: NotificationsConfig = NotificationsConfig()
     scheduler: SchedulerConfig = SchedulerConfig()
@@ -499,6 +516,3 @@ def _digest(data: Any) -> str:
 def model_fingerprint(model: ModelConfig) -> str:
     """A hash of what one model's configuration asks riskmon to compute (no secret in it)."""
     return _digest(_computed(model))
-
-
-# --------------------------------------------------------------------------- loading

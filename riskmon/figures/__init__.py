@@ -80,6 +80,10 @@ class Catalog:
         return figures, bins
 
     @property
+    def figures(self) -> tuple[FigureSpec, ...]:
+        return tuple(f for family in self.families for f in family.figures)
+
+    @property
     def rules(self) -> tuple[Rule, ...]:
         return tuple(r for family in self.families for r in family.rules)
 

@@ -214,6 +214,8 @@ class FigureSpec:
     population: str
     scope: Scope
     label: str
+    #: a number of loans (or of bads, of breaks): shown as a whole number
+    count: bool = False
 
 
 @dataclass(frozen=True)

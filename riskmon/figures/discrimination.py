@@ -265,8 +265,8 @@ def section(run: RunView) -> Discrimination:
 FAMILY = Family(
     name="discrimination",
     figures=(
-        FigureSpec("n_rows", PERFORMANCE, "segment", "matured loans in the cohort"),
-        FigureSpec("n_bads", PERFORMANCE, "segment", "bads in the cohort"),
+        FigureSpec("n_rows", PERFORMANCE, "segment", "matured loans in the cohort", count=True),
+        FigureSpec("n_bads", PERFORMANCE, "segment", "bads in the cohort", count=True),
         FigureSpec("bad_rate", PERFORMANCE, "segment", "bad rate of the cohort"),
         FigureSpec("ks", PERFORMANCE, "segment", "KS"),
         FigureSpec("auc", PERFORMANCE, "segment", "AUC"),

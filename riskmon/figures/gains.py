@@ -150,7 +150,9 @@ FAMILY = Family(
     name="gains",
     figures=(
         FigureSpec("top_decile_lift", PERFORMANCE, "segment", "lift of the riskiest decile"),
-        FigureSpec("lift_order_breaks", PERFORMANCE, "segment", "decile bad-rate order breaks"),
+        FigureSpec(
+            "lift_order_breaks", PERFORMANCE, "segment", "decile bad-rate order breaks", count=True
+        ),
     ),
     compute=compute,
     sections=(Section("gains", 40, section, empty=()),),

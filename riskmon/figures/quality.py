@@ -219,7 +219,7 @@ def section(run: RunView) -> DataQuality:
 FAMILY = Family(
     name="quality",
     figures=(
-        FigureSpec("n_rows", CURRENT, "segment", "loans in the current population"),
+        FigureSpec("n_rows", CURRENT, "segment", "loans in the current population", count=True),
         FigureSpec("unmatured_share", PERFORMANCE, "segment", "unmatured share of the cohort"),
         FigureSpec("missing_rate", CURRENT, "variable", "missing rate of a characteristic"),
         FigureSpec("unseen_rate", CURRENT, "variable", "share of categories unseen at baseline"),

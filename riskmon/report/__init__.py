@@ -10,11 +10,18 @@ report can be e-mailed, archived and opened years later exactly as it was writte
 """
 
 from riskmon.report.context import IndexContext, NoRunError, RunReportContext
-from riskmon.report.render import model_folder, render_index, render_run_report, report_path
+from riskmon.report.render import (
+    ReportWriteError,
+    model_folder,
+    render_index,
+    render_run_report,
+    report_path,
+)
 
 __all__ = [
     "IndexContext",
     "NoRunError",
+    "ReportWriteError",
     "RunReportContext",
     "model_folder",
     "render_index",

@@ -67,7 +67,9 @@ def header(
                 f"outcomes after {plan.performance_window}: KS, AUC, Gini, lift, IV",
             ),
         ]
-        if model is not None and model_fingerprint(model) != run.config_hash:
+        # a source read without its environment variables cannot be compared with the run's
+        comparable = model if model is not None and not model.source.unset_variables else None
+        if comparable is not None and model_fingerprint(comparable) != run.config_hash:
             config_note = (
                 "The model's configuration changed after this run; the windows and the bad "
                 "definition shown are those the run used."

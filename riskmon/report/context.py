@@ -15,6 +15,8 @@ format them.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Iterable
+from urllib.parse import quote
 
 from riskmon.config import ModelConfig
 from riskmon.errors import EXIT_USAGE, RiskmonError
@@ -24,7 +26,7 @@ from riskmon.figures.gains import GainsRow
 from riskmon.figures.quality import DataQuality, QualityRow
 from riskmon.figures.stability import CharacteristicStability, Stability, StabilityRow
 from riskmon.figures.strength import CharacteristicStrength, WoeRow
-from riskmon.records import CURRENT, PERFORMANCE, SCORE, Figures, Status
+from riskmon.records import CURRENT, PERFORMANCE, SCORE, AlertLike, Figures, Status
 from riskmon.report._header import History, header
 from riskmon.report._summary import appendix, segments, summary
 from riskmon.report.pages import (
@@ -33,7 +35,9 @@ from riskmon.report.pages import (
     Header,
     IndexContext,
     IndexEntry,
+    Navigation,
     Parameter,
+    ReportLink,
     RunReportContext,
     SegmentRow,
     SummaryRow,
@@ -53,9 +57,11 @@ __all__ = [
     "Header",
     "IndexContext",
     "IndexEntry",
+    "Navigation",
     "NoRunError",
     "Parameter",
     "QualityRow",
+    "ReportLink",
     "RunReportContext",
     "SegmentRow",
     "Stability",
@@ -103,10 +109,7 @@ def run_report_context(
         history=History(store, run.model, run.as_of),
     )
     sections = {s.name: s.build(view) if succeeded else s.empty for s in CATALOG.sections}
-    ordered = sorted(
-        (a for a in alerts if a.status not in ("GREEN",)),
-        key=lambda a: (-Status(a.status).severity, a.rule, a.variable, a.segment),
-    )
+    ordered = _by_severity(a for a in alerts if a.status not in ("GREEN",))
     return RunReportContext(
         model=run.model,
         as_of=run.as_of,
@@ -114,18 +117,55 @@ def run_report_context(
         error=run.error,
         overall=Status.worst(a.status for a in alerts) if succeeded else Status.NOT_EVALUABLE,
         header=header(run, model, stored_baseline, alerts),
-        alerts=tuple(AlertRow(a.status, a.rule, a.message, a.variable, a.segment) for a in ordered),
+        alerts=tuple(_alert_row(a) for a in ordered),
         summary=summary(view) if succeeded else (),
         segments=segments(figures, by_rule),
         appendix=appendix(run, records, stored_baseline),
+        nav=navigation(store, run),
         **sections,
+    )
+
+
+#: where the index is from a run report (reports sit one folder below it)
+INDEX_FROM_REPORT = "../index.html"
+
+
+def report_links(
+    store: MetricStore, model: str, href: Callable[[dt.date], str | None]
+) -> list[ReportLink]:
+    """Every finished run of ``model``, oldest first, with the href of its report."""
+    statuses = store.run_alert_statuses(model)
+    return [
+        ReportLink(
+            as_of=run.as_of,
+            run_status=run.status,
+            overall=Status.worst(statuses.get(run.id, []))
+            if run.status == "succeeded"
+            else Status.NOT_EVALUABLE,
+            href=href(run.as_of),
+        )
+        for run in store.runs(model)
+        if run.status in ("succeeded", "failed")
+    ]
+
+
+def navigation(store: MetricStore, run: RunRecord) -> Navigation:
+    """The previous and next runs of ``run``'s model, linked beside its report."""
+    links = report_links(store, run.model, lambda day: quote(f"{day.isoformat()}.html"))
+    earlier = [link for link in links if link.as_of < run.as_of]
+    later = [link for link in links if link.as_of > run.as_of]
+    return Navigation(
+        index=INDEX_FROM_REPORT,
+        previous=earlier[-1] if earlier else None,
+        next=later[0] if later else None,
     )
 
 
 def index_entry(
     store: MetricStore, model: str, *, configured: bool, hrefs: dict[dt.date, str]
 ) -> IndexEntry:
-    """One model's line on the index: its newest run; ``hrefs`` are its reports on disk."""
+    """One model's line on the index: its newest run, the alerts that give it its status, and
+    every stored run with its report; ``hrefs`` are its reports on disk."""
     runs = store.runs(model)
     latest = runs[-1] if runs else None
     figures = Figures(store.figures(latest.id) if latest else [])
@@ -151,5 +191,20 @@ def index_entry(
         psi_status=alerts.status("psi", SCORE),
         n_runs=len(runs),
         href=hrefs.get(latest.as_of) if latest else None,
-        earlier=tuple((r.as_of, hrefs[r.as_of]) for r in reversed(runs[:-1]) if r.as_of in hrefs),
+        alerts=tuple(
+            _alert_row(a)
+            for a in _by_severity(alerts.by_key.values())
+            if a.status in (Status.RED, Status.AMBER)
+        )
+        if latest and latest.status == "succeeded"
+        else (),
+        reports=tuple(reversed(report_links(store, model, hrefs.get))),
     )
+
+
+def _by_severity(alerts: Iterable[AlertLike]) -> list[AlertLike]:
+    return sorted(alerts, key=lambda a: (-Status(a.status).severity, a.rule, a.variable, a.segment))
+
+
+def _alert_row(alert: AlertLike) -> AlertRow:
+    return AlertRow(alert.status, alert.rule, alert.message, alert.variable, alert.segment)

@@ -118,6 +118,25 @@ class Appendix:
 
 
 @dataclass(frozen=True)
+class ReportLink:
+    """One stored run of a model, and its report (href None: no report file for it)."""
+
+    as_of: dt.date
+    run_status: str
+    overall: str  # the worst alert of a succeeded run; NOT_EVALUABLE otherwise
+    href: str | None
+
+
+@dataclass(frozen=True)
+class Navigation:
+    """The links at the top of a run report: the model's previous and next runs, the index."""
+
+    index: str
+    previous: ReportLink | None
+    next: ReportLink | None
+
+
+@dataclass(frozen=True)
 class RunReportContext:
     """Everything the model run report (``model_run.html``) shows."""
 
@@ -139,6 +158,7 @@ class RunReportContext:
     segments: tuple[SegmentRow, ...]
     quality: DataQuality | None
     appendix: Appendix
+    nav: Navigation
 
 
 @dataclass(frozen=True)
@@ -160,7 +180,10 @@ class IndexEntry:
     psi_status: str | None
     n_runs: int
     href: str | None
-    earlier: tuple[tuple[dt.date, str], ...]
+    #: the AMBER and RED alerts of its newest run, RED first: why the model has its status
+    alerts: tuple[AlertRow, ...]
+    #: every stored run that has finished, newest first, with its report
+    reports: tuple[ReportLink, ...]
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import logging
 import os
 import re
 import uuid
+from contextlib import suppress
 from functools import cache
-from importlib.resources import files
 from pathlib import Path
 from urllib.parse import quote
 
@@ -27,6 +28,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from riskmon import __version__
 from riskmon.config import RiskmonConfig
+from riskmon.errors import RiskmonError
 from riskmon.report.context import (
     IndexContext,
     NoRunError,
@@ -35,7 +37,10 @@ from riskmon.report.context import (
     index_entry,
     run_report_context,
 )
+from riskmon.shipped import shipped_folder
 from riskmon.store import MetricStore
+
+log = logging.getLogger(__name__)
 
 INDEX = "index.html"
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,99}$")
@@ -121,7 +126,7 @@ def _param(value: object, digits: int = 4) -> str:
 def environment() -> Environment:
     """The Jinja2 environment of riskmon's templates (autoescaped, strict about names)."""
     env = Environment(
-        loader=FileSystemLoader(str(files("riskmon.templates"))),
+        loader=FileSystemLoader(str(shipped_folder("templates"))),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -148,14 +153,24 @@ def render_page(template: str, page: RunReportContext | IndexContext, **extra: o
     return environment().get_template(template).render(page=page, **extra)
 
 
+class ReportWriteError(RiskmonError):
+    """A report page could not be written (a full disk, a folder riskmon may not write)."""
+
+
 def _write(path: Path, html: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
     # a unique name next to the target (so the rename is atomic), opened as a normal file
     # so that it gets the usual permissions
     temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         temporary.write_text(html, encoding="utf-8")
         os.replace(temporary, path)
+    except OSError as exc:
+        with suppress(OSError):  # nothing to remove when the folder itself failed
+            temporary.unlink(missing_ok=True)
+        # a full disk fails on a write, whose error names no file: name the report
+        reason = exc.strerror or str(exc)
+        raise ReportWriteError(f"cannot write the report {path.absolute()}: {reason}") from exc
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
@@ -172,10 +187,14 @@ def render_run_report(
     as_of: dt.date | None = None,
     *,
     run_id: int | None = None,
+    neighbours: bool = True,
 ) -> Path:
     """Write the report of ``model``'s run as of ``as_of`` (its newest run when None; the run
     ``run_id`` when given, as a run that just finished knows it) to
     ``<reports_dir>/<model>/<as_of>.html`` and return that path.
+
+    The report links the model's previous and next runs; their reports, when written, are
+    rewritten so that they link this one (``neighbours``).
 
     Everything shown is read from ``store``; a failed run gives a report with its error. A
     model that is no longer configured still renders, with the windows its run recorded. Raises
@@ -186,9 +205,24 @@ def render_run_report(
         raise NoRunError(f"no run {run_id} in the metric store")
     configured = {m.name: m for m in config.models}
     page = run_report_context(store, run, model=configured.get(model))
-    index_href = "../" + INDEX
-    html = render_page("model_run.html", page, index_href=index_href)
-    return _write(report_path(config.store.reports_dir, model, run.as_of), html)
+    written = _write(
+        report_path(config.store.reports_dir, model, run.as_of),
+        render_page("model_run.html", page),
+    )
+    if neighbours:
+        # the runs before and after link to this one now: rewrite their reports (those that
+        # were written) so that their previous/next links reach it
+        for link in (page.nav.previous, page.nav.next):
+            if (
+                link is None
+                or not report_path(config.store.reports_dir, model, link.as_of).exists()
+            ):
+                continue
+            try:
+                render_run_report(config, store, model, link.as_of, neighbours=False)
+            except ReportWriteError as exc:  # this run's own report is written all the same
+                log.warning("the report as of %s was not relinked: %s", link.as_of, exc)
+    return written
 
 
 def _reports_on_disk(reports_dir: Path, model: str) -> dict[dt.date, str]:

@@ -1,12 +1,11 @@
 """Create and migrate the metric store with Alembic, configured in code.
 
 The migration scripts ship inside the package (``riskmon.migrations``), so an installed riskmon
-migrates its store without a checkout or an ``alembic.ini``.
+migrates its store without a checkout or an ``alembic.ini``; :mod:`riskmon.shipped` finds them
+in a checkout too.
 """
 
 from __future__ import annotations
-
-from importlib.resources import files
 
 from alembic import command
 from alembic.config import Config
@@ -17,12 +16,14 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from riskmon.errors import StoreError
 from riskmon.redact import mask_url, redact
+from riskmon.shipped import shipped_folder
+from riskmon.store.engine import sqlite_file
 
 
 def alembic_config(connection: Connection | None = None) -> Config:
     """An Alembic configuration for the shipped migrations, bound to ``connection``."""
     config = Config()
-    config.set_main_option("script_location", str(files("riskmon.migrations")))
+    config.set_main_option("script_location", str(shipped_folder("migrations")))
     config.attributes["connection"] = connection
     return config
 
@@ -61,7 +62,16 @@ def check_models(engine: Engine) -> None:
 
 
 def check_schema(engine: Engine) -> None:
-    """Raise StoreError unless the store is migrated to the revision this riskmon needs."""
+    """Raise StoreError unless the store is migrated to the revision this riskmon needs.
+
+    A SQLite store whose file does not exist is not created by the check.
+    """
+    file = sqlite_file(engine)
+    if file is not None and not file.exists():
+        raise StoreError(
+            f"metric store {mask_url(engine.url.render_as_string(hide_password=False))}: "
+            f"the file {file.absolute()} does not exist: run `riskmon db upgrade`"
+        )
     current, head = current_revision(engine), head_revision()
     if current != head:
         state = "empty" if current is None else f"at revision {current}"

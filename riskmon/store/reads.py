@@ -147,6 +147,32 @@ class Reads(StoreSession):
         with self._session() as session:
             return [HistoryPoint(*row) for row in session.execute(query)]
 
+    def run_alert_statuses(self, model: str) -> dict[int, list[str]]:
+        """The statuses of every alert of every run of ``model``, by run id (one query)."""
+        query = (
+            select(m.Alert.run_id, m.Alert.status)
+            .join(m.Run, m.Run.id == m.Alert.run_id)
+            .join(m.Model, m.Model.id == m.Run.model_id)
+            .where(m.Model.name == model)
+        )
+        found: dict[int, list[str]] = {}
+        with self._session() as session:
+            for run_id, status in session.execute(query):
+                found.setdefault(run_id, []).append(status)
+        return found
+
+    def figure_keys(self, model: str) -> set[tuple[str, str, str, str]]:
+        """Every (figure, population, variable, segment) the succeeded runs of ``model`` hold."""
+        query = (
+            select(m.Figure.name, m.Figure.population, m.Figure.variable, m.Figure.segment)
+            .distinct()
+            .join(m.Run, m.Run.id == m.Figure.run_id)
+            .join(m.Model, m.Model.id == m.Run.model_id)
+            .where(m.Model.name == model, m.Run.status == "succeeded")
+        )
+        with self._session() as session:
+            return {(row[0], row[1], row[2], row[3]) for row in session.execute(query)}
+
     def count_rows(self, table: str) -> int:
         """Number of rows in one of the store's tables (used by checks and tests)."""
         tables = (m.Figure, m.BinStat, m.Alert, m.Run, m.Delivery, m.Baseline)

@@ -1,5 +1,5 @@
 """The reports in a real headless Chromium: they load cleanly, request nothing, and fit a
-phone's width."""
+desktop's and a phone's width without a table overflowing its box."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-DESKTOP = {"width": 1200, "height": 900}
+DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 
 
@@ -55,20 +55,36 @@ def _open(
     return context, page, errors, requests
 
 
+#: every table whose box is wider than the box it sits in, with both widths, in CSS pixels
+OVERFLOWING_TABLES = """() => Array.from(document.querySelectorAll('table')).map(t => {
+  const box = t.parentElement.getBoundingClientRect(), own = t.getBoundingClientRect();
+  return [t.className, Math.round(Math.max(own.width, t.scrollWidth)), Math.round(box.width)];
+}).filter(([, width, room]) => width > room)"""
+
+
 @pytest.mark.slow
-def test_the_reports_load_in_chromium_without_errors_or_requests(
-    browser: Any, real_config: RiskmonConfig, real_runs: MetricStore, tmp_path: Path
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1280px", "390px"])
+def test_the_index_and_a_report_load_cleanly_and_no_table_overflows(
+    browser: Any,
+    real_config: RiskmonConfig,
+    real_runs: MetricStore,
+    tmp_path: Path,
+    viewport: dict[str, int],
 ) -> None:
     report = render_run_report(real_config, real_runs, "retail_pd")
     index = render_index(real_config, real_runs)
-    for path in (report, index):
-        context, page, errors, requests = _open(browser, path, DESKTOP)
+    for path in (index, report):
+        context, page, errors, requests = _open(browser, path, viewport)
         try:
             assert errors == []
             assert requests == [path.resolve().as_uri()]
-            screenshot = tmp_path / f"{path.stem}.png"
+            screenshot = tmp_path / f"{path.stem}-{viewport['width']}px.png"
             page.screenshot(path=str(screenshot), full_page=True)
             assert screenshot.stat().st_size > 10_000
+            assert page.evaluate("document.querySelectorAll('table').length") > 0
+            assert page.evaluate(OVERFLOWING_TABLES) == []
+            # nor does the page itself scroll sideways
+            assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
         finally:
             context.close()
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import resource
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -13,6 +18,7 @@ from riskmon.cli._app import _App
 from riskmon.cli.report import report_command
 from riskmon.config import RiskmonConfig
 from riskmon.errors import EXIT_USAGE, RiskmonError
+from riskmon.report import ReportWriteError
 from riskmon.store import MetricStore
 
 
@@ -70,3 +76,55 @@ def test_report_usage_errors(cli: click.Group, real_runs: MetricStore) -> None:
     assert isinstance(missing.exception, RiskmonError)
     assert missing.exception.exit_code == EXIT_USAGE
     assert "no run of model 'retail_pd' as of 2025-01-31" in str(missing.exception)
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+def test_a_report_folder_that_cannot_be_made_is_named(
+    cli: click.Group, real_config: RiskmonConfig, real_runs: MetricStore
+) -> None:
+    reports = real_config.store.reports_dir
+    reports.parent.mkdir(parents=True, exist_ok=True)
+    reports.write_text("a file where the reports folder should be")
+    result = CliRunner().invoke(cli, ["report", "retail_pd"])
+    assert result.exit_code == ReportWriteError.exit_code != 0
+    page = reports / "retail_pd" / "2025-03-31.html"
+    assert str(result.exception).startswith(f"cannot write the report {page}: ")
+
+
+def _no_larger_files_than(limit: int) -> Callable[[], None]:
+    def limited() -> None:
+        # the process is refused writes past ``limit`` bytes, as a full disk refuses them:
+        # the write fails with an error that names no file
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return limited
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+def test_a_report_that_does_not_fit_names_its_file(
+    real_config: RiskmonConfig, real_runs: MetricStore, tmp_path: Path
+) -> None:
+    path = tmp_path / "riskmon.yaml"
+    path.write_text(yaml.safe_dump(real_config.model_dump(mode="json", by_alias=True)))
+    limit = 64_000  # more than the store's own files need to be read, less than a report
+    result = subprocess.run(
+        [sys.executable, "-m", "riskmon", "-c", str(path), "report", "retail_pd"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=_no_larger_files_than(limit),
+    )
+    page = real_config.store.reports_dir / "retail_pd" / "2025-03-31.html"
+    assert result.returncode == ReportWriteError.exit_code != 0, result.stderr
+    assert f"riskmon: error: cannot write the report {page}: File too large" in result.stderr
+    assert not page.parent.exists() or list(page.parent.iterdir()) == []  # no partial file
+    written = subprocess.run(
+        [sys.executable, "-m", "riskmon", "-c", str(path), "report", "retail_pd"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert written.returncode == 0, written.stderr
+    assert page.stat().st_size > limit  # the report indeed did not fit

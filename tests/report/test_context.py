@@ -33,7 +33,10 @@ PINNED: dict[type, list[str]] = {
         "segments",
         "quality",
         "appendix",
+        "nav",
     ],
+    c.Navigation: ["index", "previous", "next"],
+    c.ReportLink: ["as_of", "run_status", "overall", "href"],
     c.IndexContext: ["models", "report_version"],
     c.IndexEntry: [
         "model",
@@ -51,7 +54,8 @@ PINNED: dict[type, list[str]] = {
         "psi_status",
         "n_runs",
         "href",
-        "earlier",
+        "alerts",
+        "reports",
     ],
     c.Header: [
         "windows",

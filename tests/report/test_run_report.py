@@ -259,11 +259,76 @@ def test_the_index_lists_every_model_with_a_link_to_its_report(
     assert (path.parent / link.attrs["href"]).is_file()
     assert "RED" in row.text()
     assert "OUTSIDE BAND" in row.text()
-    earlier = [a.attrs["href"] for a in list(row.iter("td"))[-1].iter("a")]
-    assert earlier == ["retail_pd/2025-02-28.html"]
+    section = page.get("section", data_model="retail_pd")
+    assert list(row.iter("td"))[-1].get("a").attrs["href"] == f"#{section.attrs['id']}"
+    reports = [li.get("a").attrs["href"] for li in section.get("ol").iter("li")]
+    assert reports == ["retail_pd/2025-03-31.html", "retail_pd/2025-02-28.html"]
     other = page.get("tr", data_model="other_model")
     assert "not configured" in other.text()
     assert other.get("th").find("a") is None  # no report written for it yet
+    unwritten = page.get("section", data_model="other_model").get("ol")
+    assert [li.find("a") for li in unwritten.iter("li")] == [None]
+    assert "(no report file)" in unwritten.text()
+
+
+def test_the_index_says_why_each_model_has_its_status(
+    real_config: RiskmonConfig, real_runs: MetricStore
+) -> None:
+    latest = real_runs.latest_run("retail_pd")
+    assert latest is not None
+    stored = real_runs.alerts(latest.id)
+    severity = {"RED": 0, "AMBER": 1}
+    expected = sorted(
+        ((a.status, a.rule, a.variable, a.segment) for a in stored if a.status in severity),
+        key=lambda a: (severity[a[0]], a[1], a[2], a[3]),
+    )
+    assert expected, "the test needs a run with an AMBER or RED alert"
+    page = _page(render_index(real_config, real_runs))
+    why = page.get("section", data_model="retail_pd").get("ul", class_="why")
+    items = list(why.iter("li"))
+    assert [(li.get("span").text(), li.attrs["data-rule"]) for li in items] == [
+        (status, rule) for status, rule, *_ in expected
+    ]
+    messages = {a.message for a in stored if a.status in severity}
+    assert all(any(m in li.text() for m in messages) for li in items)
+
+
+def test_every_stored_report_is_reachable_from_the_index(
+    real_config: RiskmonConfig, real_runs: MetricStore
+) -> None:
+    dates = store_history(real_runs, "long_history", months=14, characteristics=["income"])
+    for as_of in dates:
+        render_run_report(real_config, real_runs, "long_history", as_of)
+    page = _page(render_index(real_config, real_runs))
+    section = page.get("section", data_model="long_history")
+    hrefs = [li.get("a").attrs["href"] for li in section.get("ol").iter("li")]
+    assert hrefs == [f"long_history/{d.isoformat()}.html" for d in reversed(dates)]
+    assert "more" not in section.text()
+
+
+def test_each_report_links_its_previous_and_next_run_and_the_index(
+    real_config: RiskmonConfig, store: MetricStore
+) -> None:
+    from riskmon.run import run_models
+
+    first, second = AS_OF
+    # run by run, as nights come: the first report is written before the second run exists
+    (outcome,) = run_models(real_config, ["retail_pd"], first, store=store)
+    page = _page(Path(str(outcome.report_path)))
+    nav = page.get("nav", class_="runs")
+    assert nav.find("a", rel="next") is None
+    assert nav.find("a", rel="prev") is None
+    (outcome,) = run_models(real_config, ["retail_pd"], second, store=store)
+    for as_of, rel, neighbour in ((first, "next", second), (second, "prev", first)):
+        path = report_path(real_config.store.reports_dir, "retail_pd", as_of)
+        nav = _page(path).get("nav", class_="runs")
+        link = nav.get("a", rel=rel)
+        assert link.attrs["href"] == f"{neighbour.isoformat()}.html"
+        assert (path.parent / link.attrs["href"]).is_file()
+        index = nav.get("a", class_="index").attrs["href"]
+        assert (
+            path.parent / index
+        ).resolve() == real_config.store.reports_dir.resolve() / "index.html"
 
 
 def test_report_path_is_where_the_report_is_written(

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from sqlalchemy import Engine, inspect
 
 from riskmon.errors import StoreError
+from riskmon.store.engine import store_engine
 from riskmon.store.migrate import (
     check_models,
     check_schema,
@@ -44,8 +47,21 @@ def test_downgrade_to_base_and_upgrade_again(engine: Engine) -> None:
 
 
 def test_unmigrated_store_is_refused_with_the_command_to_run(engine: Engine) -> None:
+    with engine.connect():
+        pass  # an empty database (on SQLite, an empty file)
     with pytest.raises(StoreError, match=r"is empty, riskmon needs revision .*riskmon db upgrade"):
         check_schema(engine)
+
+
+def test_a_missing_sqlite_store_is_refused_and_not_created(tmp_path: Path) -> None:
+    missing = tmp_path / "riskmon.db"
+    engine = store_engine(f"sqlite:///{missing}")
+    try:
+        with pytest.raises(StoreError, match=f"the file {missing} does not exist: run `riskmon"):
+            check_schema(engine)
+    finally:
+        engine.dispose()
+    assert not missing.exists()
 
 
 def test_runs_are_unique_per_model_and_date_in_the_schema(engine: Engine) -> None:

@@ -1,0 +1,191 @@
+"""`riskmon history`: unknown names are usage errors listing the known ones; every figure says
+which population it was measured on, with that population's score dates; counts are whole
+numbers; with --variable the status is the variable's."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from riskmon.cli import cli
+from riskmon.records import Status
+from riskmon.store import MetricStore
+
+from .collect.loans import load, loan_frame, model_config
+
+AS_OF = ("2025-02-28", "2025-03-31")
+#: the windows the model's plan gives each as-of date: 1-month stability window, cohort
+#: scored 2 months before (README, "Windows")
+WINDOWS = {
+    "2025-02-28": (("2025-02-01", "2025-02-28"), ("2024-12-01", "2024-12-31")),
+    "2025-03-31": (("2025-03-01", "2025-03-31"), ("2025-01-01", "2025-01-31")),
+}
+CHARACTERISTICS = ("income", "region", "grade")
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("history")
+    source = f"sqlite:///{folder / 'loans.db'}"
+    load(source, loan_frame(seed=11, n=8000))
+    model = model_config(source, performance_window="2 months").model_dump(
+        mode="json", by_alias=True
+    )
+    path = folder / "riskmon.yaml"
+    path.write_text(yaml.safe_dump({"store": {"url": "sqlite:///store.db"}, "models": [model]}))
+    assert CliRunner().invoke(cli, ["-c", str(path), "db", "upgrade"]).exit_code == 0
+    for as_of in AS_OF:
+        result = CliRunner().invoke(cli, ["-c", str(path), "run", "--as-of", as_of])
+        assert result.exit_code == 0, result.output
+    return path
+
+
+def _history(config: Path, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["-c", str(config), "history", "retail_pd", *args])
+    return result.exit_code, result.output
+
+
+def _rows(config: Path, *args: str) -> list[dict[str, Any]]:
+    code, out = _history(config, *args, "--format", "json")
+    assert code == 0, out
+    return list(json.loads(out))
+
+
+@pytest.mark.parametrize(
+    ("args", "option", "says"),
+    [
+        (["--figure", "KS"], "--figure", "unknown figure 'KS' (known: auc, bad_rate, csi, gini"),
+        (
+            ["--figure", "csi"],
+            "--variable",
+            "--figure csi is measured per characteristic: give --variable (one of: grade, "
+            "income, region)",
+        ),
+        (
+            ["--figure", "csi", "--variable", "incme"],
+            "--variable",
+            "unknown variable 'incme' (known: grade, income, region)",
+        ),
+        (
+            ["--figure", "ks", "--variable", "income"],
+            "--variable",
+            "ks is measured on the whole score, not per variable",
+        ),
+        (
+            ["--figure", "ks", "--population", "current"],
+            "--population",
+            "ks is measured on the performance population",
+        ),
+        (
+            ["--segment", "channel=post"],
+            "--segment",
+            "unknown segment 'channel=post' (known: channel IS NULL, channel=branch, channel=web)",
+        ),
+        (
+            ["--figure", "csi", "--variable", "income", "--segment", "channel=web"],
+            "--segment",
+            "csi is not stored for segment 'channel=web' (stored for: none)",
+        ),
+        (["--population", "current"], "--figure", "--variable and --population choose among"),
+    ],
+)
+def test_unknown_names_exit_2_listing_the_known_ones(
+    config: Path, args: list[str], option: str, says: str
+) -> None:
+    code, out = _history(config, *args)
+    assert code == 2, out
+    assert f"Invalid value for '{option}': {says}" in " ".join(out.split())
+
+
+def test_every_figure_is_labelled_with_its_population_and_its_dates(config: Path) -> None:
+    rows = _rows(config)
+    assert [r["as_of"] for r in rows] == list(AS_OF)
+    for row in rows:
+        (current, cohort) = WINDOWS[row["as_of"]]
+        assert (row["current.from"], row["current.to"]) == current
+        assert (row["performance.from"], row["performance.to"]) == cohort
+    assert list(rows[0]) == [
+        "as_of",
+        "status",
+        "current.from",
+        "current.to",
+        "current.n_rows",
+        "current.psi",
+        "performance.from",
+        "performance.to",
+        "performance.bad_rate",
+        "performance.ks",
+        "performance.auc",
+        "performance.gini",
+    ]
+    code, table = _history(config)
+    assert code == 0
+    assert _headers(table) == [
+        "as_of",
+        "status",
+        "current scored",
+        "n_rows (current)",
+        "psi (current)",
+        "cohort scored",
+        "bad_rate (cohort)",
+        "ks (cohort)",
+        "auc (cohort)",
+        "gini (cohort)",
+    ]
+    assert f"{WINDOWS[AS_OF[1]][1][0]} to {WINDOWS[AS_OF[1]][1][1]}" in table
+
+
+def _headers(table: str) -> list[str]:
+    """The column headers of a table printed by rich, each header's lines joined."""
+    lines = [line.strip("┃").split("┃") for line in table.splitlines() if line.startswith("┃")]
+    return [
+        " ".join(part.strip() for part in column if part.strip())
+        for column in zip(*lines, strict=True)
+    ]
+
+
+def test_counts_are_whole_numbers(config: Path) -> None:
+    store = MetricStore.open(f"sqlite:///{config.parent / 'store.db'}")
+    try:
+        stored = {
+            p.as_of.isoformat(): p.value
+            for p in store.history("retail_pd", "n_rows", population="current")
+        }
+        breaks = store.history("retail_pd", "lift_order_breaks", population="performance")
+    finally:
+        store.engine.dispose()
+    rows = _rows(config)
+    assert [r["current.n_rows"] for r in rows] == [int(stored[d]) for d in AS_OF]
+    assert all(type(r["current.n_rows"]) is int for r in rows)
+    code, csv_out = _history(config, "--figure", "lift_order_breaks", "--format", "csv")
+    assert code == 0
+    values = [r["performance.lift_order_breaks"] for r in csv.DictReader(io.StringIO(csv_out))]
+    assert values == [str(round(p.value)) for p in breaks if p.value is not None]
+    code, table = _history(config, "--figure", "lift_order_breaks")
+    assert ".0000" not in table
+
+
+def test_with_a_variable_the_status_is_the_variables(config: Path) -> None:
+    store = MetricStore.open(f"sqlite:///{config.parent / 'store.db'}")
+    try:
+        runs = {r.as_of.isoformat(): r for r in store.runs("retail_pd")}
+        alerts = {d: store.alerts(r.id) for d, r in runs.items()}
+    finally:
+        store.engine.dispose()
+
+    def worst(day: str, variable: str | None = None) -> str:
+        return str(Status.worst(a.status for a in alerts[day] if variable in (None, a.variable)))
+
+    differs = [v for v in CHARACTERISTICS if any(worst(d, v) != worst(d) for d in AS_OF)]
+    assert differs, "the test needs a characteristic whose status is not the run's"
+    for variable in CHARACTERISTICS:
+        rows = _rows(config, "--figure", "csi", "--variable", variable)
+        assert [r["status"] for r in rows] == [worst(d, variable) for d in AS_OF], variable
+    assert [r["status"] for r in _rows(config, "--figure", "ks")] == [worst(d) for d in AS_OF]
