@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import riskmon.redact
 from riskmon.config import parse_config
 from riskmon.redact import (
     MASK,
@@ -20,6 +21,14 @@ from riskmon.redact import (
     register_secret,
     split_password,
 )
+
+
+@pytest.fixture(autouse=True)
+def _no_known_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests start from no registered secret (other tests' configurations register
+    theirs in the same process), and leave none behind."""
+    monkeypatch.setattr(riskmon.redact, "_known", set())
+    monkeypatch.setattr(riskmon.redact, "_pattern", None)
 
 
 @pytest.mark.parametrize(
