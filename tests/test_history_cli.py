@@ -61,7 +61,7 @@ def _rows(config: Path, *args: str) -> list[dict[str, Any]]:
 @pytest.mark.parametrize(
     ("args", "option", "says"),
     [
-        (["--figure", "KS"], "--figure", "unknown figure 'KS' (known: auc, bad_rate, csi, gini"),
+        (["--figure", "KS"], "--figure", "unknown figure 'KS' (known: accepted_bad_rate, "),
         (
             ["--figure", "csi"],
             "--variable",
@@ -124,6 +124,8 @@ def test_every_figure_is_labelled_with_its_population_and_its_dates(config: Path
         "performance.ks",
         "performance.auc",
         "performance.gini",
+        "performance.mean_pd",
+        "performance.jeffreys_p",
     ]
     code, table = _history(config)
     assert code == 0
@@ -138,6 +140,8 @@ def test_every_figure_is_labelled_with_its_population_and_its_dates(config: Path
         "ks (cohort)",
         "auc (cohort)",
         "gini (cohort)",
+        "mean_pd (cohort)",
+        "jeffreys_p (cohort)",
     ]
     assert f"{WINDOWS[AS_OF[1]][1][0]} to {WINDOWS[AS_OF[1]][1][1]}" in table
 

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from riskmon.cli._app import _App
 from riskmon.cli.report import report_command
 from riskmon.config import RiskmonConfig
-from riskmon.errors import EXIT_USAGE, RiskmonError
+from riskmon.errors import EXIT_FAILED, EXIT_USAGE, RiskmonError
 from riskmon.report import ReportWriteError
 from riskmon.store import MetricStore
 
@@ -86,7 +86,9 @@ def test_a_report_folder_that_cannot_be_made_is_named(
     reports.parent.mkdir(parents=True, exist_ok=True)
     reports.write_text("a file where the reports folder should be")
     result = CliRunner().invoke(cli, ["report", "retail_pd"])
-    assert result.exit_code == ReportWriteError.exit_code != 0
+    # the command raises; riskmon's entry point turns the error into its exit code
+    assert isinstance(result.exception, ReportWriteError)
+    assert result.exception.exit_code == EXIT_FAILED
     page = reports / "retail_pd" / "2025-03-31.html"
     assert str(result.exception).startswith(f"cannot write the report {page}: ")
 
