@@ -430,8 +430,6 @@ class ModelConfig(_Strict):
     performance_window: Period = Period(count=12, unit="month")
     bins: Bins = Bins()
     calibration: Calibration = Calibration()
-    #: challenger score columns, compared with the score on the same loans (DeLong)
-    challengers: list[str] = Field(default_factory=list)
     thresholds: Thresholds = Thresholds()
     schedule: CronExpression | None = None
     notify: list[NotifyChannel] = Field(default_factory=list)
