@@ -3,7 +3,7 @@
 Two layers that agree exactly: functions on count tables (:class:`CountTable`), O(bins), and
 the same functions on arrays (``y_true, y_score``), which first build the count table.
 Calibration tests take a grade's counts (defaults, obligors, PD) or the per-cell sums of
-:class:`CalibrationSums`.
+:class:`CalibrationSums`; rating-system figures take counts per grade or a migration matrix.
 """
 
 from riskmon.errors import DegenerateDataWarning, InvalidDataError
@@ -89,6 +89,15 @@ from riskmon.metrics._lift import (
     lift_table_from_counts,
 )
 from riskmon.metrics._pd_sums import PD_SUMS, WEIGHTED_PD_SUMS, PdTable
+from riskmon.metrics._rating import (
+    HerfindahlTestResult,
+    MigrationStabilityResult,
+    herfindahl_index,
+    herfindahl_test,
+    matrix_weighted_bandwidth,
+    migration_matrix,
+    migration_stability_test,
+)
 from riskmon.metrics._regression import (
     mean_absolute_error,
     mean_absolute_percentage_error,
@@ -133,11 +142,13 @@ __all__ = [
     "DeLongTestResult",
     "DegenerateDataWarning",
     "GiniResult",
+    "HerfindahlTestResult",
     "HosmerLemeshowResult",
     "IVResult",
     "InvalidDataError",
     "JeffreysResult",
     "KSResult",
+    "MigrationStabilityResult",
     "PSIResult",
     "PdTable",
     "SpiegelhalterResult",
@@ -171,6 +182,8 @@ __all__ = [
     "gini_from_counts",
     "grid_auc_error_bound",
     "grid_ks_error_bound",
+    "herfindahl_index",
+    "herfindahl_test",
     "hosmer_lemeshow_test",
     "infer_kind",
     "information_value",
@@ -183,9 +196,12 @@ __all__ = [
     "ks_statistic_from_counts",
     "lift_table",
     "lift_table_from_counts",
+    "matrix_weighted_bandwidth",
     "mean_absolute_error",
     "mean_absolute_percentage_error",
     "mean_squared_error",
+    "migration_matrix",
+    "migration_stability_test",
     "numeric_values",
     "population_stability_index",
     "population_stability_index_from_counts",
