@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -52,12 +52,15 @@ from riskmon.metrics import Binning, CountTable, fit_binning, numeric_values, sc
 from riskmon.plan import DateWindow
 from riskmon.records import (
     BASELINE,
+    CHALLENGER,
+    CHALLENGER_GRID,
     CUTOFF,
     DEVELOPMENT,
     GRADE,
     SCORE,
     SCORE_RANKING,
     FigureRecord,
+    challenger_variable,
 )
 from riskmon.store import (
     BaselineBinRecord,
@@ -131,6 +134,8 @@ def fit_bins(model: ModelConfig, source: Source) -> FrozenBins:
         grid = fit_binning(
             values, kind="numeric", n_bins=model.bins.score_grid, sample_weight=counts
         )
+    if model.challengers:
+        binnings |= _challenger_binnings(model, source, loans, window, values, counts)
     for characteristic in model.characteristics:
         column = loans.c[characteristic.source_column]
         if characteristic.kind == "categorical":
@@ -148,6 +153,40 @@ def fit_bins(model: ModelConfig, source: Source) -> FrozenBins:
                 x, kind="numeric", n_bins=model.bins.characteristics, sample_weight=raw_counts
             )
     return FrozenBins(binnings, grid, float(values.max()), int(values.size), float(values.min()))
+
+
+def _challenger_binnings(
+    model: ModelConfig,
+    source: Source,
+    loans: Any,
+    window: DateWindow,
+    scores: np.ndarray,
+    counts: np.ndarray,
+) -> dict[str, Binning]:
+    """The coarse grid of the score and each challenger's, on which a run crosses them:
+    ``bins.challenger_grid`` equal-frequency cells each. A challenger without a score in the
+    baseline window gets none (its figures then say so)."""
+    cells = model.bins.challenger_grid
+    out = {CHALLENGER_GRID: fit_binning(scores, kind="numeric", n_bins=cells, sample_weight=counts)}
+    for i, challenger in enumerate(model.challengers):
+        raw, raw_counts = _value_counts(source, loans, window, loans.c[challenger.column])
+        present = [j for j, value in enumerate(raw) if value is not None]
+        if not present:
+            log.warning(
+                "%s: challenger %r has no score in the baseline window; it is not compared",
+                model.name,
+                challenger.label,
+            )
+            continue
+        column = next(c for c in required_columns(model) if c.key == f"challengers[{i}].column")
+        try:
+            x = numeric_values(np.asarray([raw[j] for j in present], dtype=object))
+        except InvalidDataError as exc:
+            raise source.error(str(exc), column=column) from None
+        out[challenger_variable(challenger.label)] = fit_binning(
+            x, kind="numeric", n_bins=cells, sample_weight=raw_counts[present]
+        )
+    return out
 
 
 def pd_source(model: ModelConfig, bins: FrozenBins) -> PdSource | None:
@@ -215,6 +254,13 @@ def variables(model: ModelConfig, bins: FrozenBins) -> list[Variable]:
     cutoff = cutoff_binning(model)
     if cutoff is not None:
         out.append(Variable(CUTOFF, score, cutoff))
+    grid = bins.binnings.get(CHALLENGER_GRID)
+    for challenger in model.challengers:
+        name = challenger_variable(challenger.label)
+        binning = bins.binnings.get(name)
+        if grid is not None and binning is not None:
+            crossed = Variable(name, challenger.column, binning)
+            out.append(Variable(name, score, grid, crossed=crossed))
     return out
 
 
@@ -283,7 +329,10 @@ def freeze(
         Population(BASELINE, window, labeled=False),
         Population(DEVELOPMENT, window, labeled=True),
     ]
-    collected = collect(source, collect_request(model, bins, populations))
+    request = collect_request(model, bins, populations)
+    # a challenger is compared on the performance cohort of a run, not on the baseline
+    request = replace(request, variables=[v for v in request.variables if v.crossed is None])
+    collected = collect(source, request)
     segments = [s for s in collected.segments() if (DEVELOPMENT, SCORE, s) in collected.tables]
     figures: list[FigureRecord] = []
     for segment in segments:
@@ -323,6 +372,19 @@ def freeze(
             bins=_bin_records(collected, name, segments),
         )
         for name, binning in bins.binnings.items()
+        if not _is_challenger(name)
+    ]
+    # the grids a challenger is crossed on, frozen with the baseline (no bins of their own)
+    records += [
+        BaselineVariableRecord(
+            variable=name,
+            kind=binning.kind,
+            binning=binning.to_dict(),
+            params={"from": "challengers", "n_bins_requested": model.bins.challenger_grid},
+            bins=(),
+        )
+        for name, binning in bins.binnings.items()
+        if _is_challenger(name)
     ]
     # the grades and the cut-off as configured at the freeze: what later runs compare with
     records += [
@@ -359,6 +421,10 @@ def freeze(
         figures=figures,
         version=version,
     )
+
+
+def _is_challenger(variable: str) -> bool:
+    return variable == CHALLENGER_GRID or variable.startswith(CHALLENGER)
 
 
 def frozen_bins(baseline: StoredBaseline) -> FrozenBins:

@@ -5,7 +5,8 @@ falls, utilisation rises with risk, ...) and its true probability of default on 
 channel. Two models score every loan:
 
 - ``app_points``: an application scorecard, integer points, higher is safer;
-- ``behaviour_pd``: a behavioural PD in (0, 1), higher is riskier, rounded to 4 decimals.
+- ``behaviour_pd``: a behavioural PD in (0, 1), higher is riskier, rounded to 4 decimals;
+  ``behaviour_challenger`` is a challenger of it that does not degrade (NULL for 2 % of loans).
 
 What is injected, each from a date on (all optional):
 
@@ -155,6 +156,13 @@ def generate_book(spec: BookSpec) -> pd.DataFrame:
     seen_behaviour = signal * z + np.sqrt(1.0 + 0.35**2 - signal**2) * rng.normal(size=n)
     frame["app_points"] = np.round(600 - 40 * seen_app).astype(np.int64)
     frame["behaviour_pd"] = np.round(_sigmoid(-2.6 + 1.0 * seen_behaviour), 4)
+    # a challenger of the behavioural model: it keeps its view of z (its own generator, so the
+    # rest of the book is the same with or without it); 2 % of loans it did not score
+    challenger_rng = np.random.default_rng([spec.seed, 1])
+    seen_challenger = z + challenger_rng.normal(0, 0.45, n)
+    challenger = np.round(_sigmoid(-2.6 + 0.9 * seen_challenger), 4)
+    challenger[challenger_rng.random(n) < 0.02] = np.nan  # written as NULL
+    frame["behaviour_challenger"] = challenger
     matured_until = pd.Timestamp(spec.end) - pd.DateOffset(months=spec.maturity_months)
     unmatured = pd.to_datetime(frame["score_date"]) > matured_until
     frame["default_12m"] = pd.array(np.where(unmatured, pd.NA, default), dtype="Int64")
@@ -244,6 +252,8 @@ def demo_config(folder: Path) -> dict[str, object]:
                     "grades": [0.02, 0.04, 0.07, 0.12, 0.2, 0.35],
                     "default_correlation": 0.03,
                 },
+                # a challenger scoring the same loans, compared by DeLong's paired test
+                "challengers": [{"column": "behaviour_challenger", "name": "challenger"}],
             },
         ],
     }

@@ -33,6 +33,17 @@ CURVE = "curve"
 GRADE = "pd_grade"
 #: the score split at the cut-off: declined and accepted loans
 CUTOFF = "score_cutoff"
+#: the score on the coarse grid it is crossed with each challenger on
+CHALLENGER_GRID = "challenger_grid"
+#: the prefix of a challenger's variable: ``challenger:NAME``, the joint table of the score's
+#: grid and the challenger's (a name no characteristic can take)
+CHALLENGER = "challenger:"
+
+
+def challenger_variable(name: str) -> str:
+    """The variable of the joint (score, challenger) table of the challenger called ``name``."""
+    return f"{CHALLENGER}{name}"
+
 
 #: the loans scored in the stability window ending at the as-of date
 CURRENT = "current"

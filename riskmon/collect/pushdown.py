@@ -40,6 +40,7 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     FromClause,
+    Integer,
     Select,
     case,
     func,
@@ -75,7 +76,8 @@ def packs(variables: Sequence[Variable], max_cells: int | None = None) -> list[l
     open_pack: list[Variable] | None = None
     cells = 1
     for variable in variables:
-        size = variable.binning.n_bins if variable.binning is not None else max_cells + 1
+        n_keys = variable.n_keys
+        size = n_keys if n_keys is not None else max_cells + 1
         if size > max_cells:
             out.append([variable])
         elif open_pack is not None and cells * size <= max_cells:
@@ -97,7 +99,13 @@ def _key(
         return column
     if _by_text(variable, raw_categories):
         return category_text(column)
-    return bin_expression(column, variable.binning)
+    key = bin_expression(column, variable.binning)
+    crossed = variable.crossed
+    if crossed is None:
+        return key
+    assert crossed.binning is not None
+    n_crossed = literal(crossed.binning.n_bins, Integer)
+    return key * n_crossed + bin_expression(cols.column(crossed), crossed.binning)
 
 
 def _grouped(cols: QueryColumns, variable: Variable, tag: bool, *, sums: bool) -> Select[Any]:
@@ -276,6 +284,7 @@ def _by_text(variable: Variable, raw_categories: bool) -> bool:
     return (
         raw_categories
         and binning is not None
+        and variable.crossed is None
         and binning.kind == "categorical"
         and all(len(group) == 1 for group in binning.levels)
     )

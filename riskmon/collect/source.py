@@ -77,6 +77,10 @@ def required_columns(model: ModelConfig) -> list[SourceColumn]:
         out.append(SourceColumn("calibration.pd", calibration.pd, "numeric"))
     if isinstance(calibration.grades, GradeColumn):
         out.append(SourceColumn("calibration.grades.column", calibration.grades.column, "grade"))
+    out += [
+        SourceColumn(f"challengers[{i}].column", c.column, "numeric")
+        for i, c in enumerate(model.challengers)
+    ]
     return out
 
 

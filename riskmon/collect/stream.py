@@ -35,6 +35,10 @@ def _source_expression(cols: QueryColumns, variable: Variable) -> ColumnElement[
     return column
 
 
+def _crossed(variable: Variable) -> str:
+    return f"{variable.name}\x00crossed"
+
+
 def _codes(values: npt.NDArray[Any]) -> tuple[npt.NDArray[np.intp], npt.NDArray[Any]]:
     """Integer codes of the distinct values; NULL keeps a code of its own, as None."""
     codes, uniques = pd.factorize(values, use_na_sentinel=False)
@@ -56,6 +60,12 @@ def run(
     for group in disjoint_groups(request.populations):
         cols = QueryColumns(loans, request, group)
         sources = {v.name: _source_expression(cols, v) for v in request.variables}
+        # a joint table's second column, under a name no variable has
+        sources |= {
+            _crossed(v): _source_expression(cols, v.crossed)
+            for v in request.variables
+            if v.crossed is not None
+        }
         distinct = list({str(expr): expr for expr in sources.values()}.items())
         position = {
             name: [k for k, _ in distinct].index(str(expr)) for name, expr in sources.items()
@@ -136,8 +146,16 @@ def _add_chunk(
                 keys = variable.binning.assign(raw)
             except InvalidDataError as exc:
                 raise ColumnDataError(variable.column, str(exc)) from None
-            key_values: Any = range(variable.binning.n_bins)
-            n_keys = variable.binning.n_bins
+            other = variable.crossed
+            if other is not None:  # a joint table: the crossed variable's bin within each bin
+                assert other.binning is not None
+                try:
+                    second = other.binning.assign(values[position[_crossed(variable)]])
+                except InvalidDataError as exc:
+                    raise ColumnDataError(other.column, str(exc)) from None
+                keys = keys * other.binning.n_bins + second
+            n_keys = variable.n_keys or 0
+            key_values: Any = range(n_keys)
         else:
             keys, key_values = _codes(raw)
             n_keys = len(key_values)

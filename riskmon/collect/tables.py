@@ -37,6 +37,19 @@ class Variable:
     sums: bool = False
     #: binned on the request's PD (a scorecard's points mapped to a PD), not on ``column``
     on_pd: bool = False
+    #: a joint table: each loan keyed ``bin * crossed.binning.n_bins + crossed bin`` (the score
+    #: crossed with a challenger's bins); its count table is on those integer keys
+    crossed: Variable | None = None
+
+    @property
+    def n_keys(self) -> int | None:
+        """How many keys the variable is grouped on (None: a column's distinct values)."""
+        if self.binning is None:
+            return None
+        if self.crossed is None:
+            return self.binning.n_bins
+        assert self.crossed.binning is not None, "a variable is crossed with a binned one"
+        return self.binning.n_bins * self.crossed.binning.n_bins
 
 
 @dataclass(frozen=True)
@@ -190,7 +203,8 @@ def _rollups(request: CollectRequest, segment_values: tuple[Any, ...]) -> Iterab
 def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
     """Count tables from aggregate rows: rolled up per segment, NULL labels counted apart."""
     labeled = {p.name: p.labeled for p in request.populations}
-    binnings = {v.name: v.binning for v in request.variables}
+    # a joint table is on its integer keys, not on bins
+    binnings = {v.name: None if v.crossed else v.binning for v in request.variables}
     rows: dict[tuple[str, str, str], list[tuple[Any, Any, int, float]]] = defaultdict(list)
     summed: dict[tuple[str, str, str], list[tuple[int, int, float, float, Any]]] = defaultdict(list)
     rollups: dict[tuple[Any, ...], list[str]] = {}  # a few distinct segment values
@@ -228,7 +242,7 @@ def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
         counts[(empty.name, ALL)] = PopulationCounts(0, 0)
         for var in request.variables:
             tables[(empty.name, var.name, ALL)] = CountTable.from_rows(
-                [], binning=var.binning, labeled=empty.labeled
+                [], binning=binnings[var.name], labeled=empty.labeled
             )
     return CollectedTables(
         tables=tables,
@@ -295,7 +309,11 @@ def check_raw_keys(request: CollectRequest, aggregate: Aggregate) -> tuple[int, 
 def missing_in_bins(request: CollectRequest, aggregate: Aggregate, column: str) -> int:
     """Rows in the missing bin of any binned variable read from ``column`` (one variable's
     count: every variable of a column sees the same rows)."""
-    binned = [v for v in request.variables if v.column == column and v.binning is not None]
+    binned = [
+        v
+        for v in request.variables
+        if v.column == column and v.binning is not None and v.crossed is None
+    ]
     if not binned:
         return 0
     first = binned[0]

@@ -35,12 +35,19 @@ DEFAULT_STORE_URL = "sqlite:///riskmon.db"
 
 #: variable names riskmon uses for the score and its tables; no characteristic may take them
 RESERVED_VARIABLES = frozenset(
-    {"score", "score_ranking", "gains", "curve", "pd_grade", "score_cutoff"}
+    {"score", "score_ranking", "gains", "curve", "pd_grade", "score_cutoff", "challenger_grid"}
 )
 
 _ENV_REFERENCE = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}")
 _PERIOD = re.compile(r"^\s*(?P<count>\d+)\s*(?P<unit>day|week|month|year)s?\s*$", re.IGNORECASE)
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
+
+
+def _twice(names: list[str]) -> list[str]:
+    """The names given more than once, sorted."""
+    return sorted({n for n in names if names.count(n) > 1})
+
+
 _UTC = ZoneInfo("UTC")
 
 
@@ -231,6 +238,8 @@ class Bins(_Strict):
     #: a score with more distinct baseline values is ranked on a grid of `score_grid` cells
     max_distinct_scores: int = Field(default=20_000, ge=100, le=1_000_000)
     score_grid: int = Field(default=2_000, ge=100, le=100_000)
+    #: cells per score of the joint table a challenger is compared on (champion × challenger)
+    challenger_grid: int = Field(default=100, ge=10, le=400)
 
 
 class Band(_Strict):
@@ -304,6 +313,9 @@ class Thresholds(_Strict):
     over_estimation: PValueLevels = PValueLevels(amber=0.01, red=0.0001)
     #: the ECB test of the current AUC against the initial AUC: p-value levels
     auc_test: PValueLevels = PValueLevels()
+    #: DeLong's paired test that a challenger ranks better than the champion (two-sided p,
+    #: judged only when the challenger's AUC is the higher)
+    challenger: PValueLevels = PValueLevels()
     #: change of the approval rate at the cut-off against the baseline's, in rate points
     approval_rate_change: Band = Band(amber=0.05, red=0.10)
     #: rise of the bad rate among accepted loans against the baseline's, relative (0.25 = +25 %)
@@ -343,7 +355,7 @@ class GradeColumn(_Strict):
     @field_validator("order")
     @classmethod
     def _unique(cls, value: list[str]) -> list[str]:
-        twice = sorted({g for g in value if value.count(g) > 1})
+        twice = _twice(value)
         if twice:
             raise ValueError(f"expected each grade once, got {twice} twice")
         return value
@@ -395,6 +407,25 @@ class Calibration(_Strict):
         return self
 
 
+class Challenger(_Strict):
+    """A challenger score of the same loans, compared with the model's score (the champion)."""
+
+    column: str
+    #: how it is shown and stored (default: the column's name)
+    name: str | None = None
+    #: default: the model's own direction
+    score_direction: Literal["higher_is_riskier", "higher_is_safer"] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _column_alone(cls, value: Any) -> Any:
+        return {"column": value} if isinstance(value, str) else value
+
+    @property
+    def label(self) -> str:
+        return self.name or self.column
+
+
 class NotifyChannel(_Strict):
     """One notification target: a webhook URL or an e-mail address."""
 
@@ -430,6 +461,9 @@ class ModelConfig(_Strict):
     performance_window: Period = Period(count=12, unit="month")
     bins: Bins = Bins()
     calibration: Calibration = Calibration()
+    #: challenger scores of the same loans, compared with the score (DeLong's paired test);
+    #: a column name, or {column, name, score_direction}
+    challengers: list[Challenger] = Field(default_factory=list)
     thresholds: Thresholds = Thresholds()
     schedule: CronExpression | None = None
     notify: list[NotifyChannel] = Field(default_factory=list)
@@ -445,7 +479,7 @@ class ModelConfig(_Strict):
     @classmethod
     def _unique_characteristics(cls, value: list[Characteristic]) -> list[Characteristic]:
         names = [c.name for c in value]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
+        duplicates = _twice(names)
         if duplicates:
             raise ValueError(f"expected unique characteristic names, got {duplicates} twice")
         reserved = sorted(set(names) & RESERVED_VARIABLES)
@@ -456,9 +490,40 @@ class ModelConfig(_Strict):
             )
         return value
 
+    @field_validator("challengers")
+    @classmethod
+    def _unique_challengers(cls, value: list[Challenger]) -> list[Challenger]:
+        names = [c.label for c in value]
+        twice = _twice(names)
+        if twice:
+            raise ValueError(f"expected unique challenger names, got {twice} twice")
+        bad = [n for n in names if not _NAME.match(n)]
+        if bad:
+            raise ValueError(
+                f"expected challenger names of letters, digits, '_', '.' or '-', got {bad}; "
+                f"name it: {{column: ..., name: ...}}"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _challenger_not_score(self) -> ModelConfig:
+        for i, challenger in enumerate(self.challengers):
+            if challenger.column == self.columns.score:
+                raise ValueError(
+                    f"challengers[{i}]: expected a column other than the score "
+                    f"{self.columns.score!r}, got it"
+                )
+        return self
+
     @property
     def higher_is_riskier(self) -> bool:
         return self.score_direction == "higher_is_riskier"
+
+    def challenger_is_riskier(self, challenger: Challenger) -> bool:
+        """Whether higher values of ``challenger`` are riskier (its own direction, else the
+        model's)."""
+        direction = challenger.score_direction or self.score_direction
+        return direction == "higher_is_riskier"
 
 
 class RiskmonConfig(_Strict):
@@ -475,7 +540,7 @@ class RiskmonConfig(_Strict):
     @classmethod
     def _unique_models(cls, value: list[ModelConfig]) -> list[ModelConfig]:
         names = [m.name for m in value]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
+        duplicates = _twice(names)
         if duplicates:
             raise ValueError(f"expected unique model names, got {duplicates} twice")
         return value

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from riskmon.figures import (
     calibration,
+    challenger,
     cutoff,
     discrimination,
     gains,
@@ -123,6 +124,7 @@ def _order(item: Section | Headline | HistoryColumn | Parameter) -> int:
 
 _FAMILIES = (
     discrimination.FAMILY,
+    challenger.FAMILY,
     calibration.FAMILY,
     cutoff.FAMILY,
     stability.FAMILY,

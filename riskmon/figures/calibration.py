@@ -11,10 +11,10 @@ N−D+½) CDF at the mean PD; params: the interval, ``p_over`` for over-estimati
 correlation ρ the Vasicek-adjusted ``p_correlated`` and its critical count),
 ``hosmer_lemeshow_p`` (χ² over the grades with K degrees of freedom, grades with fewer than
 ``calibration.min_expected_defaults`` expected defaults merged with a neighbour), ``brier`` and
-``spiegelhalter_p``; with a weight, ``mean_pd_exposure``, ``default_rate_exposure`` and
-``jeffreys_p_exposure`` (on Kish's effective number of loans). Per grade (variable: the grade's
-label): ``grade_jeffreys_p`` with the grade's N, D, rates and binomial p-values in its params,
-and the grades as ``calibration`` bins.
+``spiegelhalter_p``; with a weight, ``mean_pd_exposure``, ``default_rate_exposure``,
+``jeffreys_p_exposure`` (on Kish's effective number of loans) and ``brier_exposure``. Per
+grade (variable: the grade's label): ``grade_jeffreys_p`` with the grade's N, D, rates and
+binomial p-values in its params, and the grades as ``calibration`` bins.
 
 Rules (p-value traffic lights, ``thresholds.calibration`` and ``thresholds.over_estimation``):
 ``pd_underestimation`` and ``pd_overestimation`` for the portfolio (per segment);
@@ -25,7 +25,7 @@ judged on Holm-adjusted p-values so that K grades together keep the stated level
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -229,6 +229,27 @@ def _portfolio(
                 segment=segment,
                 reason=w_reason,
                 params={"n_effective": n_eff, "p_over": w_tests.get("jeffreys_p_over")},
+            )
+        )
+        weighted = replace(
+            sums,
+            w=float(total.w.sum()),
+            wy=float(total.wd.sum()),
+            wp2=float(total.wp2.sum()),
+            wyp=float(total.wpd.sum()),
+        )
+        brier_w, brier_w_reason = (
+            measured(lambda: brier_score_from_sums(weighted))
+            if n > 0
+            else (None, "no loans in the cohort")
+        )
+        out.append(
+            FigureRecord(
+                "brier_exposure",
+                finite(brier_w),
+                PERFORMANCE,
+                segment=segment,
+                reason=brier_w_reason,
             )
         )
     return out
@@ -484,6 +505,7 @@ def section(run: RunView) -> CalibrationSection | None:
             "mean_pd": figures.value("mean_pd_exposure", PERFORMANCE),
             "default_rate": figures.value("default_rate_exposure", PERFORMANCE),
             "jeffreys_p": figures.value("jeffreys_p_exposure", PERFORMANCE),
+            "brier": figures.value("brier_exposure", PERFORMANCE),
         },
         correlation=float(binomial.params.get("default_correlation", 0.0)) if binomial else 0.0,
         confidence=float(binomial.params.get("confidence", 0.99)) if binomial else 0.99,
@@ -507,8 +529,12 @@ def _rule(name: str, scope: Any, figure: str, over: bool, grades: bool) -> Rule:
 FAMILY = Family(
     name="calibration",
     figures=(
-        FigureSpec("calibration_n", PERFORMANCE, "segment", "loans tested for calibration"),
-        FigureSpec("calibration_defaults", PERFORMANCE, "segment", "defaults among them"),
+        FigureSpec(
+            "calibration_n", PERFORMANCE, "segment", "loans tested for calibration", count=True
+        ),
+        FigureSpec(
+            "calibration_defaults", PERFORMANCE, "segment", "defaults among them", count=True
+        ),
         FigureSpec("mean_pd", PERFORMANCE, "segment", "mean PD of the cohort"),
         FigureSpec("default_rate", PERFORMANCE, "segment", "observed default rate"),
         FigureSpec("jeffreys_p", PERFORMANCE, "segment", "Jeffreys test p-value"),
@@ -521,6 +547,7 @@ FAMILY = Family(
             "default_rate_exposure", PERFORMANCE, "segment", "exposure-weighted default rate"
         ),
         FigureSpec("jeffreys_p_exposure", PERFORMANCE, "segment", "Jeffreys p, by exposure"),
+        FigureSpec("brier_exposure", PERFORMANCE, "segment", "exposure-weighted Brier score"),
         FigureSpec("grade_jeffreys_p", PERFORMANCE, "variable", "Jeffreys p-value of a grade"),
     ),
     compute=compute,

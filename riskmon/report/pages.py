@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from riskmon.charts import Sparkline
 from riskmon.figures.calibration import CalibrationSection
+from riskmon.figures.challenger import ChallengerSection
 from riskmon.figures.cutoff import CutoffSection
 from riskmon.figures.discrimination import Discrimination
 from riskmon.figures.gains import GainsRow
@@ -151,6 +152,7 @@ class RunReportContext:
     stability: Stability | None
     characteristics: tuple[CharacteristicStability, ...]
     discrimination: Discrimination | None
+    challenger: ChallengerSection | None
     calibration: CalibrationSection | None
     cutoff: CutoffSection | None
     gains: tuple[GainsRow, ...]

@@ -273,3 +273,77 @@ def test_a_score_taken_for_a_pd_that_leaves_zero_one_is_reported_not_fatal(
     failed = run_model(explicit, AS_OF[0], store=_store(tmp_path / "explicit"))
     assert not failed.ok
     assert "'pd_drift' (columns.score)" in (failed.error or "")
+
+
+def test_grades_read_from_a_column_are_tested_in_their_configured_order(
+    book_url: tuple[str, pd.DataFrame], tmp_path: Path
+) -> None:
+    """``grades: {column, order}``: each loan's grade is read from its column (here a rating
+    letter given from the PD), tested per grade against scipy, listed best first; a loan
+    with no rating or one outside the scale is tested in a grade of its own after them."""
+    _, book = book_url
+    edges = [0.02, 0.05, 0.1, 0.2]
+    letters = np.array(["A", "B", "C", "D", "E"], dtype=object)
+    rating = letters[np.searchsorted(edges, book["pd_true"], side="left")]
+    rating[::97], rating[3::101] = "X", None
+    rated = book.assign(rating=rating)
+    rated_url = f"sqlite:///{tmp_path / 'rated.db'}"
+    engine = create_engine(rated_url)
+    rated.to_sql("loans", engine, index=False)
+    engine.dispose()
+    order = ["A", "B", "C", "D", "E"]
+    model = _model(
+        rated_url, "rated", "pd_true", calibration={"grades": {"column": "rating", "order": order}}
+    )
+    as_of = AS_OF[3]
+    outcome = run_model(model, as_of, store=_store(tmp_path))
+    assert outcome.ok, outcome.error
+    grades = [f for f in outcome.figures if f.name == "grade_jeffreys_p" and not f.segment]
+    shown = [f.variable for f in sorted(grades, key=lambda f: f.params["grade"])]
+    assert shown == [*order, "missing", "unseen"]
+    cohort = _cohort(rated, model, as_of)
+    texts = cohort["rating"].map(
+        lambda r: "missing" if pd.isna(r) else r if r in order else "unseen"
+    )
+    assert (texts == "unseen").sum() > 0
+    assert (texts == "missing").sum() > 0
+    for figure in grades:
+        part = cohort[texts == figure.variable]
+        n, d, p = len(part), int(part["default_12m"].sum()), part["pd_true"].mean()
+        assert figure.params["mean_pd"] == pytest.approx(p, rel=1e-12)
+        assert figure.value == pytest.approx(stats.beta.cdf(p, d + 0.5, n - d + 0.5), rel=1e-9)
+
+
+def test_exposure_weighted_figures_match_numpy_on_the_loans(
+    book_url: tuple[str, pd.DataFrame], tmp_path: Path
+) -> None:
+    """With a weight: the exposure-weighted mean PD, default rate and Brier score, and the
+    Jeffreys test on Kish's effective number of loans n_eff = (Σw)² / Σw²."""
+    url, book = book_url
+    model = _model(url, "weighted", "pd_true")
+    model = model.model_copy(
+        update={"columns": model.columns.model_copy(update={"weight": "exposure"})}
+    )
+    as_of = AS_OF[4]
+    outcome = run_model(model, as_of, store=_store(tmp_path))
+    assert outcome.ok, outcome.error
+    got = {f.name: f for f in outcome.figures if not f.segment and not f.variable}
+    cohort = _cohort(book, model, as_of)
+    w = cohort["exposure"].to_numpy()
+    y = cohort["default_12m"].to_numpy(float)
+    p = cohort["pd_true"].to_numpy()
+    mean_pd, rate = np.average(p, weights=w), np.average(y, weights=w)
+    n_eff = w.sum() ** 2 / (w**2).sum()
+    d_eff = rate * n_eff
+    assert got["mean_pd_exposure"].value == pytest.approx(mean_pd, rel=1e-9)
+    assert got["default_rate_exposure"].value == pytest.approx(rate, rel=1e-9)
+    jeffreys = got["jeffreys_p_exposure"]
+    assert jeffreys.params["n_effective"] == pytest.approx(n_eff, rel=1e-9)
+    assert jeffreys.value == pytest.approx(
+        stats.beta.cdf(mean_pd, d_eff + 0.5, n_eff - d_eff + 0.5), rel=1e-7
+    )
+    assert got["brier_exposure"].value == pytest.approx(
+        np.average((y - p) ** 2, weights=w), rel=1e-9
+    )
+    # the number-weighted figures stay number-weighted
+    assert got["brier"].value == pytest.approx(np.mean((y - p) ** 2), rel=1e-9)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from riskmon.config import RiskmonConfig, StoreConfig
@@ -23,10 +24,16 @@ def reports_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def real_config(tmp_path: Path, sqlite_url: str, reports_dir: Path) -> RiskmonConfig:
-    """A configuration of one model on 8000 synthetic loans, reports in ``reports_dir``."""
+    """A configuration of one model on 8000 synthetic loans, reports in ``reports_dir``; its
+    challenger ``pd_alt`` is the score blurred (NULL on a few loans)."""
     url = f"sqlite:///{tmp_path / 'loans.db'}"
-    load(url, loan_frame(seed=21, n=8000))
-    model = model_config(url, performance_window="2 months")
+    frame = loan_frame(seed=21, n=8000)
+    rng = np.random.default_rng(21)
+    alt = np.clip(frame["pd_score"].to_numpy() + rng.normal(0, 0.05, len(frame)), 0, 1)
+    alt[rng.random(len(frame)) < 0.03] = np.nan
+    frame["pd_alt"] = np.round(alt, 3)
+    load(url, frame)
+    model = model_config(url, performance_window="2 months", challengers=["pd_alt"])
     return RiskmonConfig(store=StoreConfig(url=sqlite_url, reports_dir=reports_dir), models=[model])
 
 

@@ -26,6 +26,7 @@ PINNED: dict[type, list[str]] = {
         "stability",
         "characteristics",
         "discrimination",
+        "challenger",
         "calibration",
         "cutoff",
         "gains",

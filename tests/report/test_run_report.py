@@ -21,6 +21,7 @@ SECTIONS = [
     "stability",
     "characteristics",
     "discrimination",
+    "challenger",
     "calibration",
     "gains",
     "woe-iv",
