@@ -23,6 +23,9 @@ database and size:
 - ``read_sql``: ``pandas.read_sql`` of the needed columns, then ``Binning.assign`` and
   ``CountTable.from_bins`` / ``from_scores`` / ``from_values`` in memory (subprocess, peak RSS).
 
+With ``--calibration``, each riskmon strategy is also timed with calibration's PD sums (see
+:data:`CALIBRATION_VARIANTS`): ``riskmon/<strategy>+sums`` and ``+grades``.
+
 Repeats are interleaved (every method once, then again) so machine noise spreads evenly; the
 report gives medians. Results go to ``--out`` (JSON lines) and a Markdown table on stdout.
 
@@ -257,13 +260,26 @@ def fit_binnings(seed: int) -> dict[str, dict[str, Any]]:
     return out
 
 
-def make_request(binnings: dict[str, dict[str, Any]]) -> Any:
-    from riskmon.collect import CollectRequest, Population, Variable
+#: a master scale of PD upper edges (the last grade open), as a calibration pass groups it
+MASTER_SCALE = (0.005, 0.01, 0.02, 0.04, 0.08, 0.15)
+#: what a calibration pass adds to the request: nothing; PD sums on the score's baseline bins
+#: (calibration's default grades); or a master scale of grades on the PD, with sums
+CALIBRATION_VARIANTS = ("none", "sums", "grades")
+
+
+def make_request(binnings: dict[str, dict[str, Any]], calibration: str = "none") -> Any:
+    """The benchmark's request; ``calibration`` as in :data:`CALIBRATION_VARIANTS`."""
+    from riskmon.collect import CollectRequest, PdSource, Population, Variable
     from riskmon.metrics import Binning
     from riskmon.plan import DateWindow
 
+    score = Binning.from_dict(binnings["pd_score"])
+    extra = []
+    if calibration == "grades":
+        grades = Binning("numeric", edges=MASTER_SCALE)
+        extra = [Variable("pd_grade", "pd_score", grades, sums=True)]
     variables = [
-        Variable("score", "pd_score", Binning.from_dict(binnings["pd_score"])),
+        Variable("score", "pd_score", score, sums=calibration == "sums"),
         Variable("score_values", "pd_score"),
         *(Variable(n, n, Binning.from_dict(binnings[n])) for n in NUMERIC + CATEGORICAL),
     ]
@@ -272,11 +288,12 @@ def make_request(binnings: dict[str, dict[str, Any]]) -> Any:
             Population("current", DateWindow(*CURRENT), labeled=False),
             Population("performance", DateWindow(*PERFORMANCE), labeled=True),
         ],
-        variables=variables,
+        variables=[*variables, *extra],
         score_date="score_date",
         label="bad",
         weight="exposure",
         segments=("channel",),
+        pd=None if calibration == "none" else PdSource("pd_score"),
     )
 
 
@@ -316,10 +333,12 @@ def _peak_rss_mb() -> float:
     return float("nan")
 
 
-def child_collect(url: str, strategy: str, binnings_file: str) -> dict[str, Any]:
+def child_collect(
+    url: str, strategy: str, binnings_file: str, calibration: str = "none"
+) -> dict[str, Any]:
     from riskmon.collect import Source, collect
 
-    request = make_request(json.loads(Path(binnings_file).read_text()))
+    request = make_request(json.loads(Path(binnings_file).read_text()), calibration)
     rss_before = _peak_rss_mb()
     with Source(model_config(url)) as source:
         start = time.perf_counter()
@@ -333,6 +352,7 @@ def child_collect(url: str, strategy: str, binnings_file: str) -> dict[str, Any]
         "tables": len(tables.tables),
         "cells": cells,
         "digest": _digest(tables),
+        "pd_tables": len(tables.pd_tables),
     }
 
 
@@ -755,13 +775,17 @@ def measure(
     for strategy in args.strategies or STRATEGIES[database]:
         if strategy not in STRATEGIES[database]:
             continue
-        methods.append(
-            (
-                f"riskmon/{strategy}",
-                strategy in ("stream", "grouping_sets"),
-                functools.partial(run_child, ["collect", url, strategy, str(binnings_file)]),
+        # with --calibration, each variant in turn, so that noise falls on all of them alike
+        for variant in args.calibration or ["none"]:
+            suffix = "" if variant == "none" else f"+{variant}"
+            child = ["collect", url, strategy, str(binnings_file), variant]
+            methods.append(
+                (
+                    f"riskmon/{strategy}{suffix}",
+                    strategy in ("stream", "grouping_sets"),
+                    functools.partial(run_child, child),
+                )
             )
-        )
     if database == "duckdb" and args.duckdb_memory_limits is not None:
         # how much of riskmon's RSS is DuckDB's: its statements in a bare duckdb process, and
         # riskmon under DuckDB's memory_limit (a setting of the source URL); run once each
@@ -853,6 +877,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument(
         "--strategies", nargs="*", help="riskmon strategies (default: all of the dialect's)"
+    )
+    parser.add_argument(
+        "--calibration",
+        nargs="*",
+        choices=CALIBRATION_VARIANTS,
+        help="time each riskmon strategy with these calibration variants, interleaved: none "
+        "(no PD sums), sums (PD sums on the score's bins), grades (a master scale on the PD, "
+        "with sums); default: none",
     )
     parser.add_argument("--floor", nargs="*", help="floor shapes to time (default: all)")
     parser.add_argument("--skip-floor", action="store_true")
