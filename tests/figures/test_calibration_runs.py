@@ -11,14 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
-from sqlalchemy import create_engine
 
-from riskmon.config import ModelConfig, parse_config
+from riskmon.config import ModelConfig
 from riskmon.plan import plan_run
 from riskmon.records import PERFORMANCE, Status
 from riskmon.run import run_model
-from riskmon.store import MetricStore
-from riskmon.store.migrate import upgrade
+
+from .books import book_model, fresh_store, write_loans
 
 D = dt.date
 LOANS_PER_MONTH = 3000
@@ -63,34 +62,22 @@ def book_url(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, pd.DataFram
     folder = tmp_path_factory.mktemp("calibration")
     url = f"sqlite:///{folder / 'book.db'}"
     book = _book(seed=11)
-    engine = create_engine(url)
-    book.to_sql("loans", engine, index=False)
-    engine.dispose()
+    write_loans(url, book)
     return url, book
 
 
 def _model(url: str, name: str, score: str, **extra: Any) -> ModelConfig:
-    model: dict[str, Any] = {
-        "name": name,
-        "source": {"url": url, "table": "loans"},
-        "columns": {
-            "id": "loan_id",
-            "score_date": "score_date",
-            "score": score,
-            "label": "default_12m",
-            "segments": ["channel"],
-        },
-        "score_direction": "higher_is_riskier",
-        "baseline": {"start": "2023-07-01", "end": "2023-12-31"},
-        **extra,
+    columns = {
+        "id": "loan_id",
+        "score_date": "score_date",
+        "score": score,
+        "label": "default_12m",
+        "segments": ["channel"],
     }
-    return parse_config({"models": [model]}, source="test", env={}).models[0]
+    return book_model(url, name=name, columns=columns, **extra)
 
 
-def _store(tmp_path: Path) -> MetricStore:
-    store = MetricStore.open(f"sqlite:///{tmp_path / 'store.db'}")
-    upgrade(store.engine)
-    return store
+_store = fresh_store
 
 
 def _cohort(book: pd.DataFrame, model: ModelConfig, as_of: dt.date) -> pd.DataFrame:
@@ -288,9 +275,7 @@ def test_grades_read_from_a_column_are_tested_in_their_configured_order(
     rating[::97], rating[3::101] = "X", None
     rated = book.assign(rating=rating)
     rated_url = f"sqlite:///{tmp_path / 'rated.db'}"
-    engine = create_engine(rated_url)
-    rated.to_sql("loans", engine, index=False)
-    engine.dispose()
+    write_loans(rated_url, rated)
     order = ["A", "B", "C", "D", "E"]
     model = _model(
         rated_url, "rated", "pd_true", calibration={"grades": {"column": "rating", "order": order}}

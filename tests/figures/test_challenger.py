@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
-from sqlalchemy import create_engine
 
 from riskmon.config import ModelConfig, parse_config
 from riskmon.errors import ConfigError
@@ -21,8 +20,8 @@ from riskmon.plan import plan_run
 from riskmon.records import CHALLENGER_GRID, Status, challenger_variable
 from riskmon.report import render_run_report
 from riskmon.run import run_model
-from riskmon.store import MetricStore
-from riskmon.store.migrate import upgrade
+
+from .books import book_model, fresh_store, write_loans
 
 AS_OF = dt.date(2025, 6, 30)
 
@@ -62,34 +61,22 @@ def book_url(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, pd.DataFram
     folder = tmp_path_factory.mktemp("challenger")
     url = f"sqlite:///{folder / 'book.db'}"
     book = _book(seed=5)
-    engine = create_engine(url)
-    book.to_sql("loans", engine, index=False)
-    engine.dispose()
+    write_loans(url, book)
     return url, book
 
 
 def _model(url: str, score: str, direction: str, **extra: Any) -> ModelConfig:
-    model: dict[str, Any] = {
-        "name": "m",
-        "source": {"url": url, "table": "loans"},
-        "columns": {
-            "id": "loan_id",
-            "score_date": "score_date",
-            "score": score,
-            "label": "default_12m",
-        },
-        "score_direction": direction,
-        "baseline": {"start": "2023-07-01", "end": "2023-12-31"},
-        "bins": {"challenger_grid": 20},
+    columns = {"id": "loan_id", "score_date": "score_date", "score": score, "label": "default_12m"}
+    return book_model(
+        url,
+        columns=columns,
+        score_direction=direction,
+        bins={"challenger_grid": 20},
         **extra,
-    }
-    return parse_config({"models": [model]}, source="test", env={}).models[0]
+    )
 
 
-def _store(tmp_path: Path) -> MetricStore:
-    store = MetricStore.open(f"sqlite:///{tmp_path / 'store.db'}")
-    upgrade(store.engine)
-    return store
+_store = fresh_store
 
 
 def _brute_delong(y: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
@@ -237,9 +224,7 @@ def test_the_configuration_refuses_ambiguous_challengers(
 
 def test_a_missing_challenger_column_is_named(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'book.db'}"
-    engine = create_engine(url)
-    _book(seed=1).head(2000).to_sql("loans", engine, index=False)
-    engine.dispose()
+    write_loans(url, _book(seed=1).head(2000))
     model = _model(url, "pd_champion", "higher_is_riskier", challengers=["pd_nowhere"])
     outcome = run_model(model, AS_OF, store=_store(tmp_path))
     assert not outcome.ok
