@@ -316,6 +316,8 @@ class Thresholds(_Strict):
     #: DeLong's paired test that a challenger ranks better than the champion (two-sided p,
     #: judged only when the challenger's AUC is the higher)
     challenger: PValueLevels = PValueLevels()
+    #: the ECB test that the grades are more concentrated than at the baseline: p-value levels
+    concentration: PValueLevels = PValueLevels()
     #: change of the approval rate at the cut-off against the baseline's, in rate points
     approval_rate_change: Band = Band(amber=0.05, red=0.10)
     #: rise of the bad rate among accepted loans against the baseline's, relative (0.25 = +25 %)

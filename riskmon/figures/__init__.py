@@ -24,6 +24,7 @@ from riskmon.figures import (
     discrimination,
     gains,
     quality,
+    rating,
     stability,
     strength,
 )
@@ -127,6 +128,7 @@ _FAMILIES = (
     challenger.FAMILY,
     calibration.FAMILY,
     cutoff.FAMILY,
+    rating.FAMILY,
     stability.FAMILY,
     gains.FAMILY,
     strength.FAMILY,

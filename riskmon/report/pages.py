@@ -13,6 +13,7 @@ from riskmon.figures.cutoff import CutoffSection
 from riskmon.figures.discrimination import Discrimination
 from riskmon.figures.gains import GainsRow
 from riskmon.figures.quality import DataQuality
+from riskmon.figures.rating import RatingSection
 from riskmon.figures.stability import CharacteristicStability, Stability
 from riskmon.figures.strength import CharacteristicStrength
 
@@ -155,6 +156,7 @@ class RunReportContext:
     challenger: ChallengerSection | None
     calibration: CalibrationSection | None
     cutoff: CutoffSection | None
+    rating: RatingSection | None
     gains: tuple[GainsRow, ...]
     strength: tuple[CharacteristicStrength, ...]
     segments: tuple[SegmentRow, ...]

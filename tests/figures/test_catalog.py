@@ -57,6 +57,7 @@ def test_every_rule_reads_its_levels_from_the_thresholds_and_describes_them() ->
         "pd_overestimation_grade",
         "approval_rate_change",
         "accepted_bad_rate_rise",
+        "rating_concentration",
         "psi",
         "csi",
         "iv_drop",
@@ -76,6 +77,7 @@ def test_history_columns_and_report_sections_come_in_their_declared_order() -> N
     assert [(c.figure, c.variable, c.population) for c in CATALOG.history] == [
         ("n_rows", "", "current"),
         ("psi", "score", "current"),
+        ("rating_herfindahl", "", "current"),
         ("bad_rate", "", "performance"),
         ("ks", "", "performance"),
         ("auc", "", "performance"),
@@ -90,6 +92,7 @@ def test_history_columns_and_report_sections_come_in_their_declared_order() -> N
         "challenger",
         "calibration",
         "cutoff",
+        "rating",
         "gains",
         "strength",
         "quality",

@@ -29,6 +29,7 @@ PINNED: dict[type, list[str]] = {
         "challenger",
         "calibration",
         "cutoff",
+        "rating",
         "gains",
         "strength",
         "segments",

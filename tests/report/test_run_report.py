@@ -23,6 +23,7 @@ SECTIONS = [
     "discrimination",
     "challenger",
     "calibration",
+    "rating",
     "gains",
     "woe-iv",
     "segments",
