@@ -194,7 +194,8 @@ def run_model(
                 n_matured=cohort.n_rows - cohort.n_unlabeled,
                 n_unmatured=cohort.n_unlabeled,
             )
-            previous = store.latest_run(model.name, before=as_of)
+            # an empty month is compared with the last one that had loans, not with nothing
+            previous = store.latest_run(model.name, before=as_of, with_loans=True)
             alerts = evaluate(
                 model,
                 figures,

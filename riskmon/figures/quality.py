@@ -4,9 +4,11 @@ were never seen in the baseline.
 Figures: ``n_rows`` of the current population and ``unmatured_share`` of the cohort (per
 segment); ``missing_rate`` and ``unseen_rate`` of every characteristic (current population).
 
-Rules: ``volume_change`` (``|now / previous run − 1|`` of the current population's size,
-``thresholds.volume_change``) and ``missing_rate_change`` (``|now − baseline|`` of a
-characteristic's missing rate in rate points, ``thresholds.missing_rate_change``).
+Rules: ``volume_change`` (``|now / previous run − 1|`` of the current population's size against
+the last run whose current population had loans, ``thresholds.volume_change``; an empty current
+population is RED: a feed that stopped must not read as a quiet month) and
+``missing_rate_change`` (``|now − baseline|`` of a characteristic's missing rate in rate
+points, ``thresholds.missing_rate_change``).
 """
 
 from __future__ import annotations
@@ -111,6 +113,16 @@ def _judge_volume(judge: Judge, _: str) -> None:
     band = judge.thresholds.volume_change
     thresholds = amber_red(band)
     previous = judge.previous_n_current
+    if judge.n_current == 0:
+        since = f"{previous} in the last run with loans" if previous else "no earlier run had any"
+        judge.add(
+            "volume_change",
+            Status.RED,
+            -1.0 if previous else None,
+            thresholds | {"previous": previous, "current": 0},
+            f"no loans in the current population ({since}): is the feed empty?",
+        )
+        return
     if not previous:
         judge.add(
             "volume_change",

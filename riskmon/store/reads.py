@@ -64,14 +64,22 @@ class Reads(StoreSession):
         return self._first_run(_runs().where(m.Run.id == run_id))
 
     def latest_run(
-        self, model: str, *, before: dt.date | None = None, status: str | None = "succeeded"
+        self,
+        model: str,
+        *,
+        before: dt.date | None = None,
+        status: str | None = "succeeded",
+        with_loans: bool = False,
     ) -> RunRecord | None:
-        """The newest run of ``model`` (as-of date before ``before``; with ``status``)."""
+        """The newest run of ``model`` (as-of date before ``before``; with ``status``; with
+        ``with_loans``, one whose current population had loans)."""
         query = _runs().where(m.Model.name == model).order_by(m.Run.as_of.desc()).limit(1)
         if before is not None:
             query = query.where(m.Run.as_of < before)
         if status is not None:
             query = query.where(m.Run.status == status)
+        if with_loans:
+            query = query.where(m.Run.n_current > 0)
         return self._first_run(query)
 
     def _first_run(self, query: Select[m.Run, str]) -> RunRecord | None:
