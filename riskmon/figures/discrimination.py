@@ -164,6 +164,39 @@ def _judge_auc_test(judge: Judge, segment: str) -> None:
     judge.add("auc_test", p_status(p, levels), p, thresholds, message, segment=segment)
 
 
+#: an AUC whose interval lies wholly below this ranks bads as safer than goods
+_RANDOM_AUC = 0.5
+
+
+def _judge_direction(judge: Judge, _: str) -> None:
+    """RED when the cohort's AUC lies significantly below 0.5 (its DeLong interval wholly
+    below): the score ranks the loans the wrong way round, most often a reversed
+    ``score_direction``; judged on the whole population."""
+    thresholds: dict[str, Any] = {"auc_below": _RANDOM_AUC, "min_bads": judge.thresholds.min_bads}
+    few = judge.too_few_bads("")
+    auc = judge.figures.get("auc", PERFORMANCE)
+    high = auc.params.get("ci_high") if auc is not None else None
+    if few or auc is None or auc.value is None or high is None:
+        reason = few or (auc.reason if auc else None) or "AUC or its interval not available"
+        judge.add("score_direction", Status.NOT_EVALUABLE, None, thresholds, reason)
+        return
+    low, level = auc.params.get("ci_low", 0.0), auc.params.get("confidence_level", 0.95)
+    interval = f"{level:.0%} interval {low:.4f}–{high:.4f}"
+    if high < _RANDOM_AUC:
+        message = (
+            f"AUC {auc.value:.4f} ({interval}) is below 0.5: the score ranks bads as safer "
+            f"than goods; check score_direction"
+        )
+        judge.add("score_direction", Status.RED, auc.value, thresholds, message)
+        return
+    message = f"AUC {auc.value:.4f} ({interval}) is not significantly below 0.5"
+    judge.add("score_direction", Status.GREEN, auc.value, thresholds, message)
+
+
+def _describe_direction(levels: Mapping[str, Any]) -> str:
+    return f"red when the AUC's interval lies below {levels.get('auc_below', _RANDOM_AUC):g}"
+
+
 def _judge_auc(judge: Judge, segment: str) -> None:
     judge_drop(judge, "auc_drop", "auc", judge.thresholds.auc_drop, segment=segment)
 
@@ -299,6 +332,14 @@ FAMILY = Family(
             lambda t: amber_red(t.gini_drop),
             drop_levels,
             _judge_gini,
+        ),
+        Rule(
+            "score_direction",
+            "run",
+            "AUC significantly below 0.5 (a reversed score_direction)",
+            lambda t: {"auc_below": _RANDOM_AUC, "min_bads": t.min_bads},
+            _describe_direction,
+            _judge_direction,
         ),
     ),
     sections=(Section("discrimination", 30, section),),

@@ -50,6 +50,7 @@ def test_every_rule_reads_its_levels_from_the_thresholds_and_describes_them() ->
         "auc_drop",
         "auc_test",
         "gini_drop",
+        "score_direction",
         "challenger_outperforms",
         "pd_underestimation",
         "pd_overestimation",

@@ -1,5 +1,6 @@
-"""A feed that stops is RED, month after month: the current population's volume is compared
-with the last run that had loans, never with an empty run (SQLite and PostgreSQL stores)."""
+"""Messy feeds in nightly runs (SQLite and PostgreSQL stores): a feed that stops is RED, month
+after month, the volume compared with the last run that had loans, never with an empty run; a
+reversed score_direction is RED and says so."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from riskmon.records import Status
 from riskmon.run import run_model
@@ -87,3 +89,29 @@ def test_an_empty_first_run_is_red_too(store: MetricStore, tmp_path: Path) -> No
     assert alert.status == Status.RED
     assert alert.value is None
     assert "no earlier run had any" in alert.message
+
+
+def test_a_reversed_score_direction_is_red_and_says_so(store: MetricStore, tmp_path: Path) -> None:
+    """A PD declared higher_is_safer ranks bads as safer than goods: its AUC's interval lies
+    below 0.5, and the run says to check score_direction; declared right, the rule is GREEN."""
+    url = f"sqlite:///{tmp_path / 'book.db'}"
+    write_loans(url, _book(seed=4))
+    columns = {"id": "loan_id", "score_date": "score_date", "score": "pd_score"}
+    columns |= {"label": "default_12m"}
+    statuses = {}
+    for direction in ("higher_is_safer", "higher_is_riskier"):
+        model = book_model(url, name=direction, columns=columns, score_direction=direction)
+        # the cohort: December 2023's loans, a year on
+        outcome = run_model(model, dt.date(2024, 12, 31), store=store)
+        assert outcome.ok, outcome.error
+        (alert,) = [a for a in outcome.alerts if a.rule == "score_direction"]
+        auc = next(f for f in outcome.figures if f.name == "auc" and not f.segment)
+        statuses[direction] = (alert, auc)
+    wrong, wrong_auc = statuses["higher_is_safer"]
+    assert wrong_auc.params["ci_high"] < 0.5
+    assert wrong.status == Status.RED
+    assert wrong.value == wrong_auc.value
+    assert "check score_direction" in wrong.message
+    right, right_auc = statuses["higher_is_riskier"]
+    assert right.status == Status.GREEN
+    assert right_auc.value == pytest.approx(1 - wrong_auc.value, abs=1e-12)
