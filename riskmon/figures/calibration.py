@@ -25,7 +25,7 @@ judged on Holm-adjusted p-values so that K grades together keep the stated level
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -131,8 +131,9 @@ def _hosmer_lemeshow(
     )
 
 
-def _sums(t: PdTable) -> CalibrationSums:
-    """The number-weighted sums of a table's loans."""
+def _sums(t: PdTable, *, weighted: bool = False) -> CalibrationSums:
+    """The sums of a table's loans: number-weighted, and with ``weighted`` the weighted ones
+    beside them."""
     return CalibrationSums(
         n=float(t.n.sum()),
         y=float(t.d.sum()),
@@ -141,7 +142,21 @@ def _sums(t: PdTable) -> CalibrationSums:
         p3=float(t.p3.sum()),
         p4=float(t.p4.sum()),
         yp=float(t.pd.sum()),
+        w=float(t.w.sum()) if weighted else None,
+        wy=float(t.wd.sum()) if weighted else None,
+        wp2=float(t.wp2.sum()) if weighted else None,
+        wyp=float(t.wpd.sum()) if weighted else None,
     )
+
+
+def _brier(name: str, sums: CalibrationSums, segment: str) -> FigureRecord:
+    """The Brier score of ``sums`` (weighted when they carry weights) as figure ``name``."""
+    brier, reason = (
+        measured(lambda: brier_score_from_sums(sums))
+        if sums.n > 0
+        else (None, "no loans in the cohort")
+    )
+    return FigureRecord(name, finite(brier), PERFORMANCE, segment=segment, reason=reason)
 
 
 def _portfolio(
@@ -195,12 +210,7 @@ def _portfolio(
     )
     out.append(_hosmer_lemeshow(grades, order, model.calibration.min_expected_defaults, segment))
     sums = _sums(total)
-    brier, brier_reason = (
-        measured(lambda: brier_score_from_sums(sums)) if n > 0 else (None, "no loans in the cohort")
-    )
-    out.append(
-        FigureRecord("brier", finite(brier), PERFORMANCE, segment=segment, reason=brier_reason)
-    )
+    out.append(_brier("brier", sums, segment))
     z, z_reason = (
         measured(lambda: spiegelhalter_test_from_sums(sums))
         if n > 0
@@ -231,27 +241,7 @@ def _portfolio(
                 params={"n_effective": n_eff, "p_over": w_tests.get("jeffreys_p_over")},
             )
         )
-        weighted = replace(
-            sums,
-            w=float(total.w.sum()),
-            wy=float(total.wd.sum()),
-            wp2=float(total.wp2.sum()),
-            wyp=float(total.wpd.sum()),
-        )
-        brier_w, brier_w_reason = (
-            measured(lambda: brier_score_from_sums(weighted))
-            if n > 0
-            else (None, "no loans in the cohort")
-        )
-        out.append(
-            FigureRecord(
-                "brier_exposure",
-                finite(brier_w),
-                PERFORMANCE,
-                segment=segment,
-                reason=brier_w_reason,
-            )
-        )
+        out.append(_brier("brier_exposure", _sums(total, weighted=True), segment))
     return out
 
 
