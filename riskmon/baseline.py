@@ -36,6 +36,7 @@ from riskmon.collect import (
     ALL,
     CollectedTables,
     CollectRequest,
+    MigrationRequest,
     PdSource,
     Population,
     Source,
@@ -47,9 +48,14 @@ from riskmon.collect import (
 )
 from riskmon.config import GradeColumn, ModelConfig, model_fingerprint
 from riskmon.errors import ConfigError, InvalidDataError
-from riskmon.figures import FrozenBaseline, iv_figure, ranking_figures
+from riskmon.figures import (
+    FrozenBaseline,
+    baseline_migration_figures,
+    iv_figure,
+    ranking_figures,
+)
 from riskmon.metrics import Binning, CountTable, fit_binning, numeric_values, score_grid_table
-from riskmon.plan import DateWindow
+from riskmon.plan import DateWindow, subtract, window_ending
 from riskmon.records import (
     BASELINE,
     CHALLENGER,
@@ -280,6 +286,32 @@ def collect_request(
     )
 
 
+def migration_request(
+    model: ModelConfig, bins: FrozenBins, end: DateWindow
+) -> MigrationRequest | None:
+    """What a migration pass reads for ``model`` (None unless ``rating.migration``): the grades
+    of the obligors scored in ``end`` and in the same window one horizon earlier."""
+    if not model.rating.migration:
+        return None
+    chosen = {v.name: v for v in variables(model, bins)}
+    grade = replace(chosen.get(GRADE) or chosen[SCORE], sums=False)
+    horizon = model.migration_horizon
+    start = DateWindow(subtract(end.start, horizon), subtract(end.end, horizon))
+    request = CollectRequest(
+        populations=[
+            Population("start", start, labeled=True),
+            Population("end", end, labeled=False),
+        ],
+        variables=[grade],
+        score_date=model.columns.score_date,
+        label=model.columns.label,
+        weight=model.columns.weight,
+        segments=model.columns.segments,
+        pd=pd_source(model, bins),
+    )
+    return MigrationRequest(request, obligor=model.columns.obligor_column)
+
+
 def ranking_table(
     collected: CollectedTables, bins: FrozenBins, population: str, segment: str = ALL
 ) -> tuple[CountTable, CountTable | None]:
@@ -332,7 +364,11 @@ def freeze(
     request = collect_request(model, bins, populations)
     # a challenger is compared on the performance cohort of a run, not on the baseline
     request = replace(request, variables=[v for v in request.variables if v.crossed is None])
-    collected = collect(source, request)
+    # the migrations into the baseline's last stability window: what a run's are compared with
+    migrating = migration_request(
+        model, bins, window_ending(model.baseline.end, model.stability_window)
+    )
+    collected = collect(source, request, migrations=migrating)
     segments = [s for s in collected.segments() if (DEVELOPMENT, SCORE, s) in collected.tables]
     figures: list[FigureRecord] = []
     for segment in segments:
@@ -353,6 +389,12 @@ def freeze(
             )
             for c in model.characteristics
         ]
+    if migrating is not None and collected.migrations is not None:
+        grade = migrating.grade
+        assert grade.binning is not None
+        figures += baseline_migration_figures(
+            model, collected.migrations, grade.name, grade.binning
+        )
     ranking_params: dict[str, Any] = {
         "n_distinct_scores": bins.n_distinct_scores,
         "max_distinct_scores": model.bins.max_distinct_scores,

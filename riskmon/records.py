@@ -45,6 +45,15 @@ def challenger_variable(name: str) -> str:
     return f"{CHALLENGER}{name}"
 
 
+#: a migration cell's ``from`` for an obligor not scored at the start of the horizon
+MIGRATION_APPEARED = -1
+#: a migration cell's ``to`` for an obligor scored at the start and not at the end
+MIGRATION_LEFT = -1
+#: a migration cell's ``to`` for an obligor whose start row's label is 1 (it defaulted)
+MIGRATION_DEFAULTED = -2
+#: the migration matrix's cells (bins of the current population)
+MIGRATION = "migration"
+
 #: the loans scored in the stability window ending at the as-of date
 CURRENT = "current"
 #: the loans scored one performance window earlier, whose outcome has matured

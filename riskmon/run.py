@@ -23,12 +23,14 @@ from riskmon.baseline import (
     collect_request,
     frozen_bins,
     latest_or_freeze,
+    migration_request,
     ranking_table,
 )
 from riskmon.collect import (
     ALL,
     CollectedTables,
     CollectRequest,
+    MigrationTables,
     Population,
     Source,
     Strategy,
@@ -105,6 +107,10 @@ class _CollectedRun:
     bins: FrozenBins
     baseline: FrozenBaseline
 
+    @property
+    def migrations(self) -> MigrationTables | None:
+        return self.collected.migrations
+
     def segments(self) -> list[str]:
         return self.collected.segments()
 
@@ -145,10 +151,13 @@ class _CollectedRun:
 
 
 def compute_run(
-    model: ModelConfig, collected: CollectedTables, bins: FrozenBins, baseline: FrozenBaseline
+    model: ModelConfig,
+    collected: CollectedTables,
+    bins: FrozenBins,
+    baseline: FrozenBaseline,
 ) -> tuple[list[FigureRecord], list[BinRecord]]:
-    """Every figure and bin of a run from its count tables, the bins they were collected on
-    and the baseline they are compared with."""
+    """Every figure and bin of a run from its count tables (and its migrations), the bins they
+    were collected on and the baseline they are compared with."""
     return CATALOG.compute(_CollectedRun(model, collected, bins, baseline))
 
 
@@ -185,7 +194,12 @@ def run_model(
                 record = replace(record, snapshot=source.profile.snapshot)
                 baseline = latest_or_freeze(model, source, store)
                 frozen, binned = FrozenBaseline(baseline), frozen_bins(baseline)
-                collected = collect(source, _request(model, plan, binned), strategy=strategy)
+                collected = collect(
+                    source,
+                    _request(model, plan, binned),
+                    strategy=strategy,
+                    migrations=migration_request(model, binned, plan.current),
+                )
             figures, bins = compute_run(model, collected, binned, frozen)
             current = collected.counts[(CURRENT, ALL)]
             cohort = collected.counts[(PERFORMANCE, ALL)]

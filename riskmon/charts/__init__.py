@@ -36,6 +36,7 @@ from riskmon.charts._frame import (
     Tick,
     nice_ticks,
 )
+from riskmon.charts._heatmap import HeatCell, HeatLabel, HeatMap, heat_map
 from riskmon.charts._trend import (
     bar_chart,
     sparkline,
@@ -59,6 +60,9 @@ __all__ = [
     "CumulativeCurve",
     "Dot",
     "Guide",
+    "HeatCell",
+    "HeatLabel",
+    "HeatMap",
     "LegendItem",
     "Line",
     "Sparkline",
@@ -67,6 +71,7 @@ __all__ = [
     "calibration_chart",
     "cap_chart",
     "cumulative",
+    "heat_map",
     "ks_chart",
     "nice_ticks",
     "roc_chart",

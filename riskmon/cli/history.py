@@ -182,11 +182,16 @@ def history_command(
         if segment and stored and segment not in segments:
             raise _bad("--segment", f"unknown segment {segment!r} (known: {_known(segments)})")
         characteristics = [c.name for c in chosen.characteristics]
-        columns = (
-            _default_columns()
-            if figure is None
-            else [_chosen_column(figure, variable, population, segment, stored, characteristics)]
-        )
+        if figure is None:
+            # a family the model does not use (migrations, say) stores no figure: no column
+            names = {(name, population) for name, population, *_ in stored}
+            columns = [
+                c for c in _default_columns() if not names or (c.figure, c.population) in names
+            ]
+        else:
+            columns = [
+                _chosen_column(figure, variable, population, segment, stored, characteristics)
+            ]
         values = {
             c: {
                 p.as_of: p.value

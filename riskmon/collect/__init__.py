@@ -9,17 +9,23 @@ strategy returns the same tables on the same data.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Literal
 
-from riskmon.collect import pushdown, stream
+from sqlalchemy import Connection, FromClause
+
+from riskmon.collect import migration, pushdown, stream
 from riskmon.collect.binsql import category_text
 from riskmon.collect.engines import PROFILES, EngineProfile, profile_for
+from riskmon.collect.migration import MigrationRequest
 from riskmon.collect.source import Source, SourceColumn, required_columns
 from riskmon.collect.tables import (
     Aggregate,
     CollectedTables,
     CollectRequest,
     ColumnDataError,
+    Migrations,
+    MigrationTables,
     PdSource,
     Population,
     PopulationCounts,
@@ -63,11 +69,18 @@ def _resolve(strategy: Strategy, dialect: str, engine: EngineProfile) -> Strateg
 
 
 def collect(
-    source: Source, request: CollectRequest, *, strategy: Strategy = "auto"
+    source: Source,
+    request: CollectRequest,
+    *,
+    strategy: Strategy = "auto",
+    migrations: MigrationRequest | None = None,
 ) -> CollectedTables:
-    """Every count table ``request`` asks for, read from ``source``."""
+    """Every count table ``request`` asks for, read from ``source``; with ``migrations``, the
+    obligors' migrations too, read in the same transaction (so on one snapshot where the
+    engine gives one)."""
     loans = source.check_columns()
     chosen = _resolve(strategy, source.engine.dialect.name, source.profile)
+    tally = None
     with source.reading() as connection:
         if chosen == "stream":
             try:
@@ -79,8 +92,61 @@ def collect(
             aggregate, invalid_weights = pushdown.run(
                 connection, loans, request, chosen, source.profile
             )
+        if migrations is not None:
+            tally = _migrations(source, connection, loans, migrations, chosen)
     _validate(source, request, aggregate, invalid_weights)
-    return assemble(request, aggregate)
+    tables = assemble(request, aggregate)
+    if tally is None:
+        return tables
+    return replace(tables, migrations=_checked(source, migrations, tally))
+
+
+def collect_migrations(
+    source: Source, request: MigrationRequest, *, strategy: Strategy = "auto"
+) -> MigrationTables:
+    """Each obligor's grade at the start of the horizon against its grade at the end, counted
+    per segment (:mod:`.migration`); the database counts them unless ``strategy`` is
+    ``stream``."""
+    loans = source.check_columns()
+    chosen = _resolve(strategy, source.engine.dialect.name, source.profile)
+    with source.reading() as connection:
+        tally = _migrations(source, connection, loans, request, chosen)
+    return _checked(source, request, tally)
+
+
+def _migrations(
+    source: Source,
+    connection: Connection,
+    loans: FromClause,
+    request: MigrationRequest,
+    chosen: Strategy,
+) -> migration.Tally:
+    try:
+        if chosen == "stream":
+            return migration.stream(connection, loans, request)
+        return migration.run(connection, loans, request, source.profile)
+    except ColumnDataError as exc:
+        raise source.error(str(exc), column=_column(source, exc.column)) from None
+
+
+def _checked(
+    source: Source, request: MigrationRequest | None, tally: migration.Tally
+) -> MigrationTables:
+    """The migrations counted, unless a label or a weight read with them is invalid."""
+    assert request is not None
+    if tally.bad_labels:
+        raise source.error(
+            f"expected label values 0, 1 or NULL, got {sorted(tally.bad_labels, key=repr)[:5]!r}",
+            column=_column(source, request.tables.label),
+        )
+    weight = request.tables.weight
+    if tally.invalid_weights and weight is not None:
+        raise source.error(
+            f"expected non-negative, non-NULL weights, got {tally.invalid_weights} obligor(s) "
+            "without one in the migration's snapshots",
+            column=_column(source, weight),
+        )
+    return tally.result()
 
 
 def _column(source: Source, name: str) -> SourceColumn:
@@ -129,6 +195,9 @@ __all__ = [
     "CollectRequest",
     "CollectedTables",
     "EngineProfile",
+    "MigrationRequest",
+    "MigrationTables",
+    "Migrations",
     "PdSource",
     "Population",
     "PopulationCounts",
@@ -138,6 +207,7 @@ __all__ = [
     "Variable",
     "category_text",
     "collect",
+    "collect_migrations",
     "profile_for",
     "required_columns",
     "resolve_strategy",

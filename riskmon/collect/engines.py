@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -34,6 +35,11 @@ CollectShape = Literal["packed", "grouping_sets", "union_all", "per_variable", "
 #: loans, benchmarks/collect.md); a larger GROUP BY spills to DuckDB's temporary directory
 #: (beside the file), and the union_all and grouping_sets shapes fail with a hint to raise it
 DUCKDB_MEMORY_LIMIT = "64MB"
+#: DuckDB's memory limit while it counts migrations (unless the URL sets one): the per-obligor
+#: window functions and aggregates spill to the temporary directory beyond it, but fail below
+#: about 100 MB; riskmon peaks at about 200-215 MB with it on 1M-10M obligor-snapshots
+#: (benchmarks/migration.md)
+DUCKDB_MIGRATION_MEMORY_LIMIT = "128MB"
 
 #: planner settings for the collect statements on PostgreSQL, local to the read-only
 #: transaction. The grouped result is small by construction (bins x segments x labels), but the
@@ -93,6 +99,8 @@ class EngineProfile:
     reading_url: Callable[[URL], URL] | None = None
     guard: Callable[[Connection, float], None] | None = None  # each reading, first thing
     tuning: Callable[[Connection], None] | None = None  # before the statements of a SQL shape
+    #: around the migration statement (:mod:`.migration`), the settings it needs
+    migration_settings: Callable[[Connection], AbstractContextManager[None]] | None = None
     timeout_markers: tuple[str, ...] = ()  # lower-case text of the engine's timeout error
     out_of_memory_hint: str = ""
 
@@ -106,6 +114,12 @@ class EngineProfile:
         reading's transaction."""
         if self.tuning is not None:
             self.tuning(connection)
+
+    def migrating(self, connection: Connection) -> AbstractContextManager[None]:
+        """The settings the migration statement runs under, restored afterwards."""
+        if self.migration_settings is None:
+            return nullcontext()
+        return self.migration_settings(connection)
 
     def is_timeout(self, exc: DBAPIError) -> bool:
         """Whether ``exc`` is the engine cancelling a statement that outran its time limit."""
@@ -244,6 +258,20 @@ def _duckdb_connect_args() -> dict[str, Any]:
     return {"read_only": True, "config": {"memory_limit": DUCKDB_MEMORY_LIMIT}}
 
 
+@contextmanager
+def _duckdb_migration_memory(connection: Connection) -> Iterator[None]:
+    # a memory limit set in the URL is the user's: kept
+    if "memory_limit" in connection.engine.url.query:
+        yield
+        return
+    connection.exec_driver_sql(f"SET memory_limit = '{DUCKDB_MIGRATION_MEMORY_LIMIT}'")
+    try:
+        yield
+    finally:
+        with suppress(Exception):  # a failed statement's error is the one to report
+            connection.exec_driver_sql(f"SET memory_limit = '{DUCKDB_MEMORY_LIMIT}'")
+
+
 DUCKDB = EngineProfile(
     name="duckdb",
     dialects=frozenset({"duckdb"}),
@@ -259,6 +287,7 @@ DUCKDB = EngineProfile(
     keys_once=True,
     reflects_tables=False,  # duckdb-engine cannot reflect a table on DuckDB 2
     connect_args=_duckdb_connect_args,
+    migration_settings=_duckdb_migration_memory,
     reading_url=_duckdb_existing_file,
     out_of_memory_hint=(
         f"; DuckDB's memory_limit is {DUCKDB_MEMORY_LIMIT} unless the source URL sets one: "

@@ -81,6 +81,9 @@ def required_columns(model: ModelConfig) -> list[SourceColumn]:
         SourceColumn(f"challengers[{i}].column", c.column, "numeric")
         for i, c in enumerate(model.challengers)
     ]
+    if model.rating.migration:
+        key = "columns.obligor" if cols.obligor else "columns.id"
+        out.append(SourceColumn(key, cols.obligor_column, "id"))
     return out
 
 

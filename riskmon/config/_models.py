@@ -13,9 +13,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
     PrivateAttr,
     ValidationInfo,
@@ -23,7 +21,9 @@ from pydantic import (
     model_validator,
 )
 
+from riskmon.config._base import Strict as _Strict
 from riskmon.config._paths import path_relative_to_config, unset_allowed, url_relative_to_config
+from riskmon.config._thresholds import Thresholds
 from riskmon.cron import cron_trigger, time_zone
 from riskmon.errors import ConfigError
 from riskmon.redact import database_url, mask_url, register_secret
@@ -84,10 +84,6 @@ ConfigPath = Annotated[Path, AfterValidator(path_relative_to_config)]
 CronExpression = Annotated[str, AfterValidator(_cron)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
 class Period(_Strict):
     """A calendar length such as ``1 month`` or ``12 months`` (days, weeks, months, years)."""
 
@@ -109,6 +105,11 @@ class Period(_Strict):
 
     def __str__(self) -> str:
         return f"{self.count} {self.unit}{'s' if self.count != 1 else ''}"
+
+
+def _days(period: Period) -> float:
+    """A period's length in days, a month taken as its average length."""
+    return period.count * {"day": 1.0, "week": 7.0, "month": 30.44, "year": 365.25}[period.unit]
 
 
 class StoreConfig(_Strict):
@@ -203,6 +204,13 @@ class ColumnMap(_Strict):
     label: str
     weight: str | None = None
     segments: list[str] = Field(default_factory=list)
+    #: the identity that links an obligor's snapshots on two score dates (rating migration);
+    #: default: ``id``
+    obligor: str | None = None
+
+    @property
+    def obligor_column(self) -> str:
+        return self.obligor or self.id
 
 
 class Characteristic(_Strict):
@@ -240,96 +248,6 @@ class Bins(_Strict):
     score_grid: int = Field(default=2_000, ge=100, le=100_000)
     #: cells per score of the joint table a challenger is compared on (champion × challenger)
     challenger_grid: int = Field(default=100, ge=10, le=400)
-
-
-class Band(_Strict):
-    """Amber and red levels of an index where higher is worse (PSI, CSI)."""
-
-    amber: float = Field(default=0.10, ge=0)
-    red: float = Field(default=0.25, ge=0)
-
-    @model_validator(mode="after")
-    def _ordered(self) -> Band:
-        if self.red < self.amber:
-            raise ValueError(f"expected amber <= red, got amber {self.amber} and red {self.red}")
-        return self
-
-
-class Drop(_Strict):
-    """Amber and red levels of a relative drop against the baseline (0.05 = 5 % lower)."""
-
-    amber: float = Field(default=0.05, ge=0)
-    red: float = Field(default=0.10, ge=0)
-
-    @model_validator(mode="after")
-    def _ordered(self) -> Drop:
-        if self.red < self.amber:
-            raise ValueError(f"expected amber <= red, got amber {self.amber} and red {self.red}")
-        return self
-
-
-class PValueLevels(_Strict):
-    """Traffic lights on a test's p-value: AMBER below ``amber``, RED below ``red``."""
-
-    amber: float = Field(default=0.05, gt=0, lt=1)
-    red: float = Field(default=0.001, gt=0, lt=1)
-
-    @model_validator(mode="after")
-    def _ordered(self) -> PValueLevels:
-        if self.red > self.amber:
-            raise ValueError(f"expected red <= amber, got amber {self.amber} and red {self.red}")
-        return self
-
-
-class Thresholds(_Strict):
-    """Alert thresholds; the defaults are the industry's usual bands."""
-
-    #: KS outside [low, high] is red
-    ks: tuple[float, float] = (0.20, 0.75)
-    #: score PSI (current population against the baseline)
-    psi: Band = Band()
-    #: CSI of every characteristic
-    csi: Band = Band()
-    #: relative drop of AUC and of Gini against the baseline's
-    auc_drop: Drop = Drop()
-    gini_drop: Drop = Drop()
-    #: relative drop of a characteristic's IV against the baseline's
-    iv_drop: Drop = Drop(amber=0.25, red=0.50)
-    #: judge an AUC or Gini drop only when the baseline lies outside the current confidence
-    #: interval (a smaller drop is sampling noise, and GREEN)
-    significant_drops_only: bool = False
-    #: below this baseline IV a characteristic is useless (Siddiqi): its IV drop is not judged
-    min_baseline_iv: float = Field(default=0.02, ge=0)
-    #: relative change (up or down) of the current population's size against the previous run
-    volume_change: Band = Band(amber=0.25, red=0.50)
-    #: change of a characteristic's missing rate against the baseline, in rate points
-    missing_rate_change: Band = Band(amber=0.05, red=0.10)
-    #: fewer bads than this in the performance cohort: discrimination is not evaluable
-    min_bads: int = Field(default=30, ge=1)
-    #: calibration tests of under-estimation (observed default rate above the PD), per grade
-    #: and for the portfolio: p-value levels (OeNB traffic lights)
-    calibration: PValueLevels = PValueLevels()
-    #: the same tests for over-estimation (observed rate below the PD): milder by default
-    over_estimation: PValueLevels = PValueLevels(amber=0.01, red=0.0001)
-    #: the ECB test of the current AUC against the initial AUC: p-value levels
-    auc_test: PValueLevels = PValueLevels()
-    #: DeLong's paired test that a challenger ranks better than the champion (two-sided p,
-    #: judged only when the challenger's AUC is the higher)
-    challenger: PValueLevels = PValueLevels()
-    #: the ECB test that the grades are more concentrated than at the baseline: p-value levels
-    concentration: PValueLevels = PValueLevels()
-    #: change of the approval rate at the cut-off against the baseline's, in rate points
-    approval_rate_change: Band = Band(amber=0.05, red=0.10)
-    #: rise of the bad rate among accepted loans against the baseline's, relative (0.25 = +25 %)
-    accepted_bad_rate_rise: Band = Band(amber=0.25, red=0.50)
-
-    @field_validator("ks")
-    @classmethod
-    def _ks_band(cls, value: tuple[float, float]) -> tuple[float, float]:
-        low, high = value
-        if not 0 <= low < high <= 1:
-            raise ValueError(f"expected [low, high] with 0 <= low < high <= 1, got {list(value)}")
-        return value
 
 
 class PointsToPd(_Strict):
@@ -409,6 +327,19 @@ class Calibration(_Strict):
         return self
 
 
+class Rating(_Strict):
+    """The rating system's migrations: each obligor's grade now against its grade one
+    ``horizon`` earlier (the same grades as calibration's)."""
+
+    #: compute the migration matrix (the source re-scores obligors: one row per obligor and
+    #: score date)
+    migration: bool = False
+    #: how far back an obligor's earlier grade is read (default: the performance window)
+    horizon: Period | None = None
+    #: fewer obligors graded at both ends than this: the migration rules are not evaluable
+    min_rerated: int = Field(default=100, ge=1)
+
+
 class Challenger(_Strict):
     """A challenger score of the same loans, compared with the model's score (the champion)."""
 
@@ -463,6 +394,7 @@ class ModelConfig(_Strict):
     performance_window: Period = Period(count=12, unit="month")
     bins: Bins = Bins()
     calibration: Calibration = Calibration()
+    rating: Rating = Rating()
     #: challenger scores of the same loans, compared with the score (DeLong's paired test);
     #: a column name, or {column, name, score_direction}
     challengers: list[Challenger] = Field(default_factory=list)
@@ -516,6 +448,22 @@ class ModelConfig(_Strict):
                     f"{self.columns.score!r}, got it"
                 )
         return self
+
+    @model_validator(mode="after")
+    def _horizon_after_window(self) -> ModelConfig:
+        horizon = self.migration_horizon
+        if self.rating.migration and _days(horizon) < _days(self.stability_window):
+            raise ValueError(
+                f"rating.horizon: expected at least the stability window "
+                f"({self.stability_window}), so that an obligor's two snapshots never overlap, "
+                f"got {horizon}"
+            )
+        return self
+
+    @property
+    def migration_horizon(self) -> Period:
+        """How far back the migration matrix reads each obligor's earlier grade."""
+        return self.rating.horizon or self.performance_window
 
     @property
     def higher_is_riskier(self) -> bool:

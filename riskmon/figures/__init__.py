@@ -23,6 +23,7 @@ from riskmon.figures import (
     cutoff,
     discrimination,
     gains,
+    migration,
     quality,
     rating,
     stability,
@@ -47,6 +48,7 @@ from riskmon.figures._family import (
     measured,
 )
 from riskmon.figures._ranking import ranking_figures
+from riskmon.figures.migration import baseline_migration_figures
 from riskmon.figures.strength import iv_figure
 from riskmon.records import BinRecord, FigureRecord
 
@@ -129,6 +131,7 @@ _FAMILIES = (
     calibration.FAMILY,
     cutoff.FAMILY,
     rating.FAMILY,
+    migration.FAMILY,
     stability.FAMILY,
     gains.FAMILY,
     strength.FAMILY,
@@ -157,6 +160,7 @@ __all__ = [
     "RunTables",
     "RunView",
     "Section",
+    "baseline_migration_figures",
     "iv_figure",
     "measured",
     "ranking_figures",

@@ -83,6 +83,39 @@ class RunTables(Protocol):
     @property
     def baseline(self) -> BaselineView: ...
 
+    @property
+    def migrations(self) -> MigrationCounts | None:
+        """The obligors' migrations over the horizon, None when the model counts none."""
+        ...
+
+
+class MigrationCells(Protocol):
+    """One segment's migrations: (from bin, to bin) -> (obligors, summed weight); ``from`` may
+    be :data:`~riskmon.records.MIGRATION_APPEARED`, ``to`` ``MIGRATION_LEFT`` or
+    ``MIGRATION_DEFAULTED``."""
+
+    @property
+    def cells(self) -> Mapping[tuple[int, int], Sequence[float]]: ...
+
+
+class MigrationCounts(Protocol):
+    """Migrations per segment, and per snapshot (start, end) the obligors left out for
+    duplicate rows on their latest score date and the rows without an obligor."""
+
+    @property
+    def segments(self) -> Mapping[str, MigrationCells]: ...
+
+    @property
+    def duplicates(self) -> tuple[int, int]: ...
+
+    @property
+    def no_obligor(self) -> tuple[int, int]: ...
+
+    @property
+    def windows(self) -> tuple[str, str]:
+        """The start and end snapshots' windows of score dates, in words."""
+        ...
+
 
 class BaselineView(Protocol):
     """What figures and rules read of a frozen baseline."""

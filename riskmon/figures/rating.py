@@ -64,7 +64,7 @@ class Grades:
     n_ungraded: int
 
 
-def _source(tables: RunTables) -> tuple[str, str]:
+def grade_source(tables: RunTables) -> tuple[str, str]:
     """The variable the grades are read from, and how to say what they are."""
     grades = tables.model.calibration.grades
     if grades is not None and tables.has(CURRENT, GRADE):
@@ -96,7 +96,7 @@ def chi2_homogeneity(now: np.ndarray, before: np.ndarray) -> tuple[float, int, f
 
 def compute(tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
     """The grade distribution's figures and bins per segment of the current population."""
-    variable, what = _source(tables)
+    variable, what = grade_source(tables)
     frozen = tables.baseline.binning(variable)
     best_first = variable == GRADE or tables.model.higher_is_riskier
     figures: list[FigureRecord] = []

@@ -12,6 +12,7 @@ from riskmon.figures.challenger import ChallengerSection
 from riskmon.figures.cutoff import CutoffSection
 from riskmon.figures.discrimination import Discrimination
 from riskmon.figures.gains import GainsRow
+from riskmon.figures.migration import MigrationSection
 from riskmon.figures.quality import DataQuality
 from riskmon.figures.rating import RatingSection
 from riskmon.figures.stability import CharacteristicStability, Stability
@@ -157,6 +158,7 @@ class RunReportContext:
     calibration: CalibrationSection | None
     cutoff: CutoffSection | None
     rating: RatingSection | None
+    migration: MigrationSection | None
     gains: tuple[GainsRow, ...]
     strength: tuple[CharacteristicStrength, ...]
     segments: tuple[SegmentRow, ...]

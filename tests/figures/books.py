@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import create_engine
 
-from riskmon.config import ModelConfig, parse_config
+from riskmon.config import ModelConfig, RiskmonConfig, parse_config
 from riskmon.store import MetricStore
 from riskmon.store.migrate import upgrade
 
@@ -38,3 +38,15 @@ def fresh_store(folder: Path) -> MetricStore:
     store = MetricStore.open(f"sqlite:///{folder / 'store.db'}")
     upgrade(store.engine)
     return store
+
+
+def report_config(store: MetricStore, model: ModelConfig, folder: Path) -> RiskmonConfig:
+    """A configuration of ``model`` on ``store``, its reports written to ``folder/reports``."""
+    return parse_config(
+        {
+            "store": {"url": str(store.engine.url), "reports_dir": str(folder / "reports")},
+            "models": [model.model_dump(exclude_defaults=True)],
+        },
+        source="test",
+        env={},
+    )

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from riskmon.config import ModelConfig, parse_config
+from riskmon.config import ModelConfig
 from riskmon.errors import ConfigError
 from riskmon.metrics import Binning
 from riskmon.plan import plan_run
@@ -21,7 +21,7 @@ from riskmon.records import CHALLENGER_GRID, Status, challenger_variable
 from riskmon.report import render_run_report
 from riskmon.run import run_model
 
-from .books import book_model, fresh_store, write_loans
+from .books import book_model, fresh_store, report_config, write_loans
 
 AS_OF = dt.date(2025, 6, 30)
 
@@ -190,14 +190,7 @@ def test_the_section_shows_each_challenger(
     store = _store(tmp_path)
     outcome = run_model(model, AS_OF, store=store)
     assert outcome.ok, outcome.error
-    config = parse_config(
-        {
-            "store": {"url": str(store.engine.url), "reports_dir": str(tmp_path / "reports")},
-            "models": [model.model_dump(exclude_defaults=True)],
-        },
-        source="test",
-        env={},
-    )
+    config = report_config(store, model, tmp_path)
     page = render_run_report(config, store, "m", AS_OF).read_text()
     section = page[page.index('<section id="challenger">') :]
     section = section[: section.index("</section>")]

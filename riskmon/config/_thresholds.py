@@ -1,0 +1,104 @@
+"""Alert thresholds: the levels every rule takes from the configuration."""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator, model_validator
+
+from riskmon.config._base import Strict as _Strict
+
+
+class Band(_Strict):
+    """Amber and red levels of an index where higher is worse (PSI, CSI)."""
+
+    amber: float = Field(default=0.10, ge=0)
+    red: float = Field(default=0.25, ge=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Band:
+        if self.red < self.amber:
+            raise ValueError(f"expected amber <= red, got amber {self.amber} and red {self.red}")
+        return self
+
+
+class Drop(_Strict):
+    """Amber and red levels of a relative drop against the baseline (0.05 = 5 % lower)."""
+
+    amber: float = Field(default=0.05, ge=0)
+    red: float = Field(default=0.10, ge=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Drop:
+        if self.red < self.amber:
+            raise ValueError(f"expected amber <= red, got amber {self.amber} and red {self.red}")
+        return self
+
+
+class PValueLevels(_Strict):
+    """Traffic lights on a test's p-value: AMBER below ``amber``, RED below ``red``."""
+
+    amber: float = Field(default=0.05, gt=0, lt=1)
+    red: float = Field(default=0.001, gt=0, lt=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> PValueLevels:
+        if self.red > self.amber:
+            raise ValueError(f"expected red <= amber, got amber {self.amber} and red {self.red}")
+        return self
+
+
+class Thresholds(_Strict):
+    """Alert thresholds; the defaults are the industry's usual bands."""
+
+    #: KS outside [low, high] is red
+    ks: tuple[float, float] = (0.20, 0.75)
+    #: score PSI (current population against the baseline)
+    psi: Band = Band()
+    #: CSI of every characteristic
+    csi: Band = Band()
+    #: relative drop of AUC and of Gini against the baseline's
+    auc_drop: Drop = Drop()
+    gini_drop: Drop = Drop()
+    #: relative drop of a characteristic's IV against the baseline's
+    iv_drop: Drop = Drop(amber=0.25, red=0.50)
+    #: judge an AUC or Gini drop only when the baseline lies outside the current confidence
+    #: interval (a smaller drop is sampling noise, and GREEN)
+    significant_drops_only: bool = False
+    #: below this baseline IV a characteristic is useless (Siddiqi): its IV drop is not judged
+    min_baseline_iv: float = Field(default=0.02, ge=0)
+    #: relative change (up or down) of the current population's size against the previous run
+    volume_change: Band = Band(amber=0.25, red=0.50)
+    #: change of a characteristic's missing rate against the baseline, in rate points
+    missing_rate_change: Band = Band(amber=0.05, red=0.10)
+    #: fewer bads than this in the performance cohort: discrimination is not evaluable
+    min_bads: int = Field(default=30, ge=1)
+    #: calibration tests of under-estimation (observed default rate above the PD), per grade
+    #: and for the portfolio: p-value levels (OeNB traffic lights)
+    calibration: PValueLevels = PValueLevels()
+    #: the same tests for over-estimation (observed rate below the PD): milder by default
+    over_estimation: PValueLevels = PValueLevels(amber=0.01, red=0.0001)
+    #: the ECB test of the current AUC against the initial AUC: p-value levels
+    auc_test: PValueLevels = PValueLevels()
+    #: DeLong's paired test that a challenger ranks better than the champion (two-sided p,
+    #: judged only when the challenger's AUC is the higher)
+    challenger: PValueLevels = PValueLevels()
+    #: the ECB test that the grades are more concentrated than at the baseline: p-value levels
+    concentration: PValueLevels = PValueLevels()
+    #: relative change (up or down) of the migration matrix's upper or lower weighted bandwidth
+    #: against the baseline's (0.25 = 25 % wider or narrower)
+    migration_bandwidth: Band = Band(amber=0.25, red=0.50)
+    #: the ECB stability test, reversed: a cell two or more grades off the diagonal holding
+    #: significantly more obligors than its neighbour nearer the diagonal, at these levels of
+    #: 1 − p
+    migration_stability: PValueLevels = PValueLevels()
+    #: change of the approval rate at the cut-off against the baseline's, in rate points
+    approval_rate_change: Band = Band(amber=0.05, red=0.10)
+    #: rise of the bad rate among accepted loans against the baseline's, relative (0.25 = +25 %)
+    accepted_bad_rate_rise: Band = Band(amber=0.25, red=0.50)
+
+    @field_validator("ks")
+    @classmethod
+    def _ks_band(cls, value: tuple[float, float]) -> tuple[float, float]:
+        low, high = value
+        if not 0 <= low < high <= 1:
+            raise ValueError(f"expected [low, high] with 0 <= low < high <= 1, got {list(value)}")
+        return value

@@ -1,0 +1,536 @@
+"""Rating migrations: each obligor's grade now against its grade one horizon earlier.
+
+Counted where the loans live (:mod:`riskmon.collect.migration`) when ``rating.migration`` is on:
+for every obligor scored in the current window, or one horizon (``rating.horizon``, default the
+performance window) before it, its grade at both ends. The grades are the rating family's
+(calibration's master scale or grade column, else the score's baseline bins), best first.
+
+The matrix (per segment, whole population first) has the K grades as rows (start) and columns
+(end), plus margins: a row for obligors without a grade at the start and one for those that
+*appeared*; columns for *no grade* at the end, *left* (not scored now) and *defaulted* (the start
+row's label is 1). Obligors with duplicate rows on their latest score date, and rows without an
+obligor, are counted apart (whole population).
+
+Figures (current population, per segment), on the K × K graded part:
+
+- ``migration_rerated``: obligors graded at both ends (a count);
+- ``migration_mwb_upper`` and ``migration_mwb_lower``: the ECB's matrix weighted bandwidth of
+  downgrades and upgrades (the baseline's in the params: the same matrix over the last stability
+  window of the baseline, one horizon back);
+- ``migration_within_one``: the share of obligors that kept their grade or moved one grade;
+- ``migration_stability_p``: the ECB stability test read the way a warning needs it — each cell
+  two or more grades off the diagonal tested for holding *more* obligors than its neighbour
+  nearer the diagonal (p = Φ(z), the test's 1 − p); the smallest such p, Bonferroni-adjusted for
+  the cells tested, with every cell in the params;
+- with a weight, ``migration_mwb_upper_exposure`` and ``migration_mwb_lower_exposure``.
+
+Rules (whole population; NOT_EVALUABLE when fewer than ``rating.min_rerated`` obligors were
+re-rated): ``migration_bandwidth`` — the larger relative change of the two MWBs against the
+baseline's, levels ``thresholds.migration_bandwidth``; ``migration_stability`` — p-value levels
+``thresholds.migration_stability`` on ``migration_stability_p``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+from riskmon.charts import Chart, HeatMap, heat_map, trend_chart
+from riskmon.config import ModelConfig
+from riskmon.figures._family import (
+    Family,
+    FigureSpec,
+    HistoryColumn,
+    Judge,
+    MigrationCounts,
+    Rule,
+    RunTables,
+    RunView,
+    Section,
+    amber_red,
+    band_levels,
+    banded,
+    describe_p,
+    finite,
+    measured,
+    p_levels,
+    p_status,
+)
+from riskmon.figures.rating import grade_source
+from riskmon.metrics import Binning, matrix_weighted_bandwidth, migration_stability_test
+from riskmon.records import (
+    ALL,
+    BASELINE,
+    CURRENT,
+    MIGRATION,
+    MIGRATION_APPEARED,
+    MIGRATION_DEFAULTED,
+    MIGRATION_LEFT,
+    SCORE,
+    BinRecord,
+    FigureRecord,
+    Status,
+)
+
+#: the margins after the K grades: rows (start) and columns (end)
+ROW_MARGINS = ("no grade", "appeared")
+COLUMN_MARGINS = ("no grade", "left", "defaulted")
+
+
+@dataclass(frozen=True)
+class Grid:
+    """One segment's migrations as a (K + 2) × (K + 3) grid of obligors and of weights: the K
+    grades best first, then the margins (:data:`ROW_MARGINS`, :data:`COLUMN_MARGINS`)."""
+
+    labels: list[str]
+    n: np.ndarray
+    w: np.ndarray
+
+    @property
+    def k(self) -> int:
+        return len(self.labels)
+
+    @property
+    def graded(self) -> np.ndarray:
+        return self.n[: self.k, : self.k]
+
+
+def grid(
+    cells: Mapping[tuple[int, int], Sequence[float]], binning: Binning, best_first: bool
+) -> Grid:
+    """The grid of ``cells`` keyed by the grades' bins (missing and unseen bins: no grade)."""
+    k = binning.n_value_bins
+    labels = [str(label) for label in binning.labels[:k]]
+    if not best_first:
+        labels.reverse()
+
+    def position(key: int) -> int:
+        if key == MIGRATION_DEFAULTED:
+            return k + 2
+        if key in (MIGRATION_APPEARED, MIGRATION_LEFT):  # one code: the axis tells them apart
+            return k + 1
+        if key >= k:
+            return k
+        return key if best_first else k - 1 - key
+
+    n = np.zeros((k + 2, k + 3))
+    w = np.zeros((k + 2, k + 3))
+    for (start, end), (count, weight) in cells.items():
+        i, j = position(start), position(end)
+        n[i, j] += float(count)
+        w[i, j] += float(weight)
+    return Grid(labels, n, w)
+
+
+def _stability(graded: np.ndarray) -> tuple[float | None, str | None, list[dict[str, Any]]]:
+    """The smallest Bonferroni-adjusted p that a cell holds more than its neighbour nearer the
+    diagonal, why it is undefined, and every tested cell."""
+    if graded.shape[0] < 3:
+        return None, "the stability test needs at least 3 grades", []
+    result, reason = measured(lambda: migration_stability_test(graded))
+    if result is None:
+        return None, reason, []
+    cells = []
+    k = graded.shape[0]
+    for i in range(k):
+        for j in range(k):
+            z = float(result.statistic[i, j])
+            if np.isnan(z):
+                continue
+            cells.append({"from": i + 1, "to": j + 1, "z": z, "p": float(special.ndtr(z))})
+    if not cells:
+        return None, reason or "no cell two or more grades off the diagonal could be tested", []
+    smallest = min(c["p"] for c in cells)
+    return min(1.0, smallest * len(cells)), None, cells
+
+
+def migration_figures(
+    g: Grid,
+    *,
+    population: str,
+    segment: str,
+    weighted: bool,
+    params: dict[str, Any],
+    counts: dict[str, Any] | None = None,
+    baseline: Mapping[str, float | None] | None = None,
+) -> list[FigureRecord]:
+    """The figures of one segment's migrations (also the baseline's, ``population`` BASELINE);
+    ``counts`` (the margins, the rows left out) go with ``migration_rerated``."""
+    graded = g.graded
+    rerated = float(graded.sum())
+    empty = "no obligor graded at both ends of the horizon" if rerated == 0 else None
+    base = dict(baseline or {})
+
+    def figure(name: str, value: Any, reason: str | None, **more: Any) -> FigureRecord:
+        value = finite(None if value is None else float(value))
+        why = None if value is not None else (reason or "not defined on these migrations")
+        return FigureRecord(
+            name, value, population, segment=segment, reason=why, params=params | more
+        )
+
+    out = [figure("migration_rerated", rerated, None, **(counts or {}))]
+    mwb, why = (None, empty) if empty else measured(lambda: matrix_weighted_bandwidth(graded))
+    upper, lower = mwb if mwb is not None else (None, None)
+    out.append(figure("migration_mwb_upper", upper, why, baseline=base.get("upper")))
+    out.append(figure("migration_mwb_lower", lower, why, baseline=base.get("lower")))
+    if weighted:
+        exposure = g.w[: g.k, : g.k]
+        mwb_w, why_w = (
+            (None, empty) if empty else measured(lambda: matrix_weighted_bandwidth(exposure))
+        )
+        up_w, low_w = mwb_w if mwb_w is not None else (None, None)
+        out.append(figure("migration_mwb_upper_exposure", up_w, why_w))
+        out.append(figure("migration_mwb_lower_exposure", low_w, why_w))
+        if population == CURRENT:
+            out.append(figure("migration_within_one_exposure", _within_one(exposure), empty))
+    if population != CURRENT:
+        return out
+    out.append(figure("migration_within_one", _within_one(graded), empty))
+    p, reason, cells = (None, empty, []) if empty else _stability(graded)
+    out.append(figure("migration_stability_p", p, reason, cells=cells))
+    return out
+
+
+def baseline_migration_figures(
+    model: ModelConfig, migrations: MigrationCounts, variable: str, binning: Binning
+) -> list[FigureRecord]:
+    """The baseline's migration figures per segment (its re-rated obligors and bandwidths),
+    which a run's bandwidths are compared with; ``variable`` is the grades' (the score's bins
+    run riskiest first when higher scores are safer)."""
+    best_first = variable != SCORE or model.higher_is_riskier
+    weighted = model.columns.weight is not None
+    figures: list[FigureRecord] = []
+    for segment, counts in sorted(migrations.segments.items()):
+        g = grid(counts.cells, binning, best_first)
+        params = {"horizon": str(model.migration_horizon)}
+        figures += migration_figures(
+            g,
+            population=BASELINE,
+            segment=segment,
+            weighted=weighted,
+            params=params,
+            counts=_margins(g),
+        )
+    return figures
+
+
+def _within_one(matrix: np.ndarray) -> float | None:
+    """The share of a K × K matrix's mass on or next to the diagonal."""
+    total = float(matrix.sum())
+    rows, cols = np.indices(matrix.shape)
+    return float(matrix[np.abs(rows - cols) <= 1].sum()) / total if total > 0 else None
+
+
+def _grade(tables: RunTables) -> tuple[str, str, Binning, bool] | None:
+    """The variable the grades are read from, what they are, their bins and their order."""
+    variable, what = grade_source(tables)
+    if not tables.has(CURRENT, variable):
+        return None
+    binning = tables.table(CURRENT, variable).binning
+    assert binning is not None
+    best_first = variable != SCORE or tables.model.higher_is_riskier
+    return variable, what, binning, best_first
+
+
+def _params(model: ModelConfig, what: str, labels: list[str]) -> dict[str, Any]:
+    return {
+        "grades": what,
+        "labels": labels,
+        "horizon": str(model.migration_horizon),
+        "min_rerated": model.rating.min_rerated,
+    }
+
+
+def compute(tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
+    """The migration figures and the matrix's cells per segment of the current population."""
+    migrations = tables.migrations
+    found = _grade(tables)
+    if migrations is None or found is None:
+        return [], []
+    _, what, binning, best_first = found
+    weighted = tables.model.columns.weight is not None
+    figures: list[FigureRecord] = []
+    bins: list[BinRecord] = []
+    for segment, counts in sorted(migrations.segments.items()):
+        g = grid(counts.cells, binning, best_first)
+        params = _params(tables.model, what, g.labels)
+        tallies = _margins(g) | (_unlinked(migrations) if segment == ALL else {})
+        base = {
+            side: _value(tables.baseline.figure(f"migration_mwb_{side}", segment=segment))
+            for side in ("upper", "lower")
+        }
+        base_n = tables.baseline.figure("migration_rerated", segment=segment)
+        tallies |= {"baseline_rerated": _value(base_n)}
+        if base_n is None:
+            tallies |= {
+                "baseline_reason": f"baseline version {tables.baseline.version} was frozen "
+                "without migrations; `riskmon baseline freeze` counts them"
+            }
+        made = migration_figures(
+            g,
+            population=CURRENT,
+            segment=segment,
+            weighted=weighted,
+            params=params,
+            counts=tallies,
+            baseline=base,
+        )
+        figures += made
+        stability = next(f for f in made if f.name == "migration_stability_p")
+        bins += _cells(g, segment, stability)
+    return figures, bins
+
+
+def _value(figure: FigureRecord | None) -> float | None:
+    return None if figure is None else figure.value
+
+
+def _margins(g: Grid) -> dict[str, Any]:
+    k = g.k
+    return {
+        "appeared": float(g.n[k + 1].sum()),
+        "left": float(g.n[:, k + 1].sum()),
+        "defaulted": float(g.n[:, k + 2].sum()),
+        "ungraded": float(g.n[k].sum() + g.n[:k, k].sum()),
+    }
+
+
+def _unlinked(migrations: MigrationCounts) -> dict[str, Any]:
+    return {
+        "then": migrations.windows[0],
+        "now": migrations.windows[1],
+        "duplicates_start": migrations.duplicates[0],
+        "duplicates_end": migrations.duplicates[1],
+        "no_obligor_start": migrations.no_obligor[0],
+        "no_obligor_end": migrations.no_obligor[1],
+    }
+
+
+def _cells(g: Grid, segment: str, stability: FigureRecord) -> list[BinRecord]:
+    """The grid's non-empty cells (and every tested cell), row by row."""
+    tested = {(c["from"] - 1, c["to"] - 1): c for c in stability.params.get("cells", [])}
+    row_labels = [*g.labels, *ROW_MARGINS]
+    column_labels = [*g.labels, *COLUMN_MARGINS]
+    width = len(column_labels)
+    out = []
+    for i in range(g.n.shape[0]):
+        total = float(g.n[i].sum())
+        for j in range(width):
+            test = tested.get((i, j))
+            if g.n[i, j] == 0 and test is None:
+                continue
+            extra: dict[str, Any] = {"row": i, "col": j}
+            if test is not None:
+                extra |= {"z": test["z"], "p": test["p"]}
+            out.append(
+                BinRecord(
+                    variable=MIGRATION,
+                    population=CURRENT,
+                    bin_index=i * width + j,
+                    label=f"{row_labels[i]} → {column_labels[j]}",
+                    n_total=int(g.n[i, j]),
+                    total=float(g.w[i, j]),
+                    segment=segment,
+                    actual_share=float(g.n[i, j]) / total if total else None,
+                    extra=extra,
+                )
+            )
+    return out
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def _not_enough(judge: Judge, rule: str, levels: dict[str, Any]) -> bool:
+    """NOT_EVALUABLE (and True) when too few obligors were re-rated, now or at the baseline."""
+    n = judge.figures.get("migration_rerated", CURRENT)
+    if n is None:
+        return True  # the model counts no migrations
+    least = int(n.params.get("min_rerated", 1))
+    count = int(n.value or 0)
+    reason = None
+    if count < least:
+        reason = (
+            f"only {count} obligors graded at both ends of the {n.params.get('horizon')} horizon "
+            f"(rating.min_rerated: {least})"
+        )
+    if reason is not None:
+        judge.add(rule, Status.NOT_EVALUABLE, None, levels, reason)
+        return True
+    return False
+
+
+def _judge_bandwidth(judge: Judge, _: str) -> None:
+    levels = amber_red(judge.thresholds.migration_bandwidth)
+    if _not_enough(judge, "migration_bandwidth", levels):
+        return
+    n = judge.figures.get("migration_rerated", CURRENT)
+    assert n is not None
+    base_n = n.params.get("baseline_rerated")
+    least = int(n.params.get("min_rerated", 1))
+    if base_n is None or base_n < least:
+        reason = n.params.get("baseline_reason") or (
+            f"only {int(base_n or 0)} obligors graded at both ends at the baseline "
+            f"(rating.min_rerated: {least})"
+        )
+        judge.add("migration_bandwidth", Status.NOT_EVALUABLE, None, levels, reason)
+        return
+    changes: list[tuple[float, str, float, float]] = []
+    for side, word in (("upper", "downgrades"), ("lower", "upgrades")):
+        f = judge.figures.get(f"migration_mwb_{side}", CURRENT)
+        now, before = (f.value, f.params.get("baseline")) if f is not None else (None, None)
+        if now is None or before is None or before <= 0:
+            continue
+        changes.append((abs(now - before) / before, word, now, before))
+    if not changes:
+        reason = "the matrix weighted bandwidth is not defined now or at the baseline"
+        judge.add("migration_bandwidth", Status.NOT_EVALUABLE, None, levels, reason)
+        return
+    change, word, now, before = max(changes)
+    band = judge.thresholds.migration_bandwidth
+    message = (
+        f"matrix weighted bandwidth of {word} {now:.4f} against the baseline's {before:.4f} "
+        f"({(now - before) / before:+.0%})"
+    )
+    judge.add("migration_bandwidth", banded(change, band.amber, band.red), change, levels, message)
+
+
+def _judge_stability(judge: Judge, _: str) -> None:
+    levels = p_levels(judge.thresholds.migration_stability)
+    if _not_enough(judge, "migration_stability", levels):
+        return
+    p = judge.figures.get("migration_stability_p", CURRENT)
+    if p is None or p.value is None:
+        reason = (p.reason if p is not None else None) or "no cell could be tested"
+        judge.add("migration_stability", Status.NOT_EVALUABLE, None, levels, reason)
+        return
+    status = p_status(p.value, judge.thresholds.migration_stability)
+    cells = p.params.get("cells", [])
+    worst = min(cells, key=lambda c: c["p"]) if cells else None
+    message = f"stability test of the migration matrix: adjusted p = {p.value:.3g}"
+    if worst is not None:
+        message += (
+            f" (least stable cell: grade {worst['from']} → {worst['to']}, z = {worst['z']:.2f} "
+            f"against its neighbour nearer the diagonal; {len(cells)} cells tested)"
+        )
+    judge.add("migration_stability", status, p.value, levels, message)
+
+
+# --------------------------------------------------------------------------- report
+
+
+@dataclass(frozen=True)
+class MigrationSection:
+    """The migration matrix now, its bandwidths and stability, and their trends."""
+
+    grades: str
+    horizon: str
+    rerated: FigureRecord
+    upper: FigureRecord | None
+    lower: FigureRecord | None
+    upper_exposure: FigureRecord | None
+    lower_exposure: FigureRecord | None
+    within_one: FigureRecord | None
+    within_one_exposure: FigureRecord | None
+    stability: FigureRecord | None
+    flagged: list[dict[str, Any]]
+    bandwidth_status: str | None
+    stability_status: str | None
+    heat: HeatMap
+    trend: Chart
+
+
+def section(run: RunView) -> MigrationSection | None:
+    f = run.figures
+    rerated = f.get("migration_rerated", CURRENT)
+    if rerated is None:
+        return None
+    labels = [str(x) for x in rerated.params.get("labels", [])]
+    k = len(labels)
+    counts = np.zeros((k + len(ROW_MARGINS), k + len(COLUMN_MARGINS)))
+    for b in run.bins.get(CURRENT, MIGRATION):
+        counts[int(b.extra["row"]), int(b.extra["col"])] = b.n_total
+    stability = f.get("migration_stability_p", CURRENT)
+    level = 0.05
+    flagged = [
+        c for c in (stability.params.get("cells", []) if stability else []) if c["p"] < level
+    ]
+    upper_series, _ = run.history.series("migration_mwb_upper", CURRENT)
+    lower_series, _ = run.history.series("migration_mwb_lower", CURRENT)
+    trend = trend_chart(
+        "Matrix weighted bandwidth over time (upper: downgrades)",
+        upper_series,
+        y_label="MWB",
+        digits=4,
+    )
+    del lower_series  # the upper side is charted; both are in riskmon history
+    return MigrationSection(
+        grades=str(rerated.params.get("grades", "")),
+        horizon=str(rerated.params.get("horizon", "")),
+        rerated=rerated,
+        upper=f.get("migration_mwb_upper", CURRENT),
+        lower=f.get("migration_mwb_lower", CURRENT),
+        upper_exposure=f.get("migration_mwb_upper_exposure", CURRENT),
+        lower_exposure=f.get("migration_mwb_lower_exposure", CURRENT),
+        within_one=f.get("migration_within_one", CURRENT),
+        within_one_exposure=f.get("migration_within_one_exposure", CURRENT),
+        stability=stability,
+        flagged=flagged,
+        bandwidth_status=run.alerts.status("migration_bandwidth"),
+        stability_status=run.alerts.status("migration_stability"),
+        heat=heat_map(
+            f"Migrations over {rerated.params.get('horizon', 'the horizon')}, grade then → now",
+            counts.tolist(),
+            row_labels=[*(str(i + 1) for i in range(k)), *ROW_MARGINS],
+            column_labels=[*(str(i + 1) for i in range(k)), "none", "left", "def."],
+            grades=k,
+            flagged=[(c["from"] - 1, c["to"] - 1) for c in flagged],
+        ),
+        trend=trend,
+    )
+
+
+FAMILY = Family(
+    name="migration",
+    figures=(
+        FigureSpec("migration_rerated", CURRENT, "segment", "Obligors re-rated", count=True),
+        FigureSpec("migration_mwb_upper", CURRENT, "segment", "MWB of downgrades"),
+        FigureSpec("migration_mwb_lower", CURRENT, "segment", "MWB of upgrades"),
+        FigureSpec(
+            "migration_mwb_upper_exposure", CURRENT, "segment", "MWB of downgrades, by exposure"
+        ),
+        FigureSpec(
+            "migration_mwb_lower_exposure", CURRENT, "segment", "MWB of upgrades, by exposure"
+        ),
+        FigureSpec("migration_within_one", CURRENT, "segment", "Share within one grade"),
+        FigureSpec(
+            "migration_within_one_exposure", CURRENT, "segment", "Share within one grade, exposure"
+        ),
+        FigureSpec("migration_stability_p", CURRENT, "segment", "Migration stability test p"),
+    ),
+    compute=compute,
+    rules=(
+        Rule(
+            "migration_bandwidth",
+            "run",
+            "migration matrix weighted bandwidth against the baseline's",
+            lambda t: amber_red(t.migration_bandwidth),
+            band_levels,
+            _judge_bandwidth,
+        ),
+        Rule(
+            "migration_stability",
+            "run",
+            "migration cells holding more than their neighbour nearer the diagonal",
+            lambda t: p_levels(t.migration_stability),
+            describe_p,
+            _judge_stability,
+        ),
+    ),
+    sections=(Section("migration", 39, section),),
+    history=(HistoryColumn(26, "migration_mwb_upper", "", CURRENT),),
+)
