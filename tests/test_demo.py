@@ -59,7 +59,12 @@ def test_demo_prints_the_index_and_writes_every_report(demo: tuple[Path, str]) -
 def test_demo_book_and_store_are_what_the_issue_describes(demo: tuple[Path, str]) -> None:
     folder, out = demo
     config = load_config(folder / "riskmon.yaml")
-    assert [m.score_direction for m in config.models] == ["higher_is_safer", "higher_is_riskier"]
+    assert [m.score_direction for m in config.models] == [
+        "higher_is_safer",
+        "higher_is_riskier",
+        "higher_is_riskier",
+    ]
+    assert [m.rating.migration for m in config.models] == [False, False, True]
     assert (
         len(config.models[0].characteristics)
         == len(NUMERIC_CHARACTERISTICS) + len(CATEGORICAL_CHARACTERISTICS)
@@ -91,6 +96,10 @@ def test_demo_book_and_store_are_what_the_issue_describes(demo: tuple[Path, str]
         assert broker[-1].value is not None
         assert broker[0].value is not None
         assert broker[-1].value > 1.5 * broker[0].value
+        # the accounts' ratings move farther from July 2024: the migrations widen
+        mwb = store.history("behaviour_rating", "migration_mwb_upper", population="current")
+        assert [p.value is not None for p in mwb] == [True] * 12
+        assert mwb[-1].value > 1.3 * mwb[0].value  # type: ignore[operator]
     finally:
         store.engine.dispose()
 

@@ -233,3 +233,21 @@ def _prepare(folder: Path) -> Path:
                 path.unlink()
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+__all__ = [
+    "CATEGORICAL_CHARACTERISTICS",
+    "DEMO_ACCOUNTS",
+    "DEMO_RUNS",
+    "DEMO_SPEC",
+    "NUMERIC_CHARACTERISTICS",
+    "AccountSpec",
+    "BookSpec",
+    "DemoError",
+    "DemoResult",
+    "demo_config",
+    "generate_accounts",
+    "generate_book",
+    "run_demo",
+    "write_book",
+]

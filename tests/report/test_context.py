@@ -30,6 +30,7 @@ PINNED: dict[type, list[str]] = {
         "calibration",
         "cutoff",
         "rating",
+        "migration",
         "gains",
         "strength",
         "segments",
