@@ -45,6 +45,7 @@ from riskmon.collect import (
     category_text,
     collect,
     required_columns,
+    usable_rows,
 )
 from riskmon.config import GradeColumn, ModelConfig, model_fingerprint
 from riskmon.errors import ConfigError, InvalidDataError
@@ -102,10 +103,15 @@ def _value_counts(
     source: Source, loans: Any, window: DateWindow, expression: ColumnElement[Any]
 ) -> tuple[list[Any], np.ndarray]:
     value = expression.label("v")
+    model = source.model
+    weight = loans.c[model.columns.weight] if model.columns.weight else None
+    usable = usable_rows(
+        loans.c[model.columns.score], weight, exclude=model.on_invalid == "exclude"
+    )
     query = (
         select(value, func.count().label("n"))
         .select_from(loans)
-        .where(window.contains(loans.c[source.model.columns.score_date]))
+        .where(window.contains(loans.c[model.columns.score_date]), *usable)
         .group_by(value)
     )
     with source.reading() as connection:
@@ -283,6 +289,8 @@ def collect_request(
         weight=model.columns.weight,
         segments=model.columns.segments,
         pd=pd_source(model, bins),
+        score=model.columns.score,
+        exclude_invalid=model.on_invalid == "exclude",
     )
 
 
@@ -308,6 +316,8 @@ def migration_request(
         weight=model.columns.weight,
         segments=model.columns.segments,
         pd=pd_source(model, bins),
+        score=model.columns.score,
+        exclude_invalid=model.on_invalid == "exclude",
     )
     return MigrationRequest(request, obligor=model.columns.obligor_column)
 
@@ -351,10 +361,19 @@ def _bin_records(
 
 
 def freeze(
-    model: ModelConfig, source: Source, store: MetricStore, *, version: int | None = None
+    model: ModelConfig,
+    source: Source,
+    store: MetricStore,
+    *,
+    version: int | None = None,
+    force: bool = False,
 ) -> StoredBaseline:
     """Fit, collect, measure and store a new baseline version of ``model``: ``version``, or
-    the next one when None (:class:`StoreConflict` when ``version`` is taken meanwhile)."""
+    the next one when None (:class:`StoreConflict` when ``version`` is taken meanwhile).
+
+    A ConfigError, and nothing stored, when the baseline's AUC lies significantly below 0.5
+    (its DeLong interval wholly below): the score ranks bads as safer than goods, most often a
+    reversed ``score_direction``; ``force`` freezes it anyway, with a warning."""
     bins = fit_bins(model, source)
     window = DateWindow(model.baseline.start, model.baseline.end)
     populations = [
@@ -395,6 +414,7 @@ def freeze(
         figures += baseline_migration_figures(
             model, collected.migrations, grade.name, grade.binning
         )
+    _check_direction(model, figures, force=force)
     ranking_params: dict[str, Any] = {
         "n_distinct_scores": bins.n_distinct_scores,
         "max_distinct_scores": model.bins.max_distinct_scores,
@@ -463,6 +483,32 @@ def freeze(
         figures=figures,
         version=version,
     )
+
+
+#: a baseline AUC this many standard errors below 0.5 ranks bads as safer than goods: a 99.9 %
+#: interval wholly below 0.5, so that a score with no power refuses one freeze in 2,000, not
+#: one in 40 (a 95 % interval)
+_REVERSED_Z = 3.2905
+
+
+def _check_direction(model: ModelConfig, figures: Sequence[FigureRecord], *, force: bool) -> None:
+    """Refuse (or, forced, warn about) a baseline whose AUC is significantly below 0.5."""
+    auc = next((f for f in figures if f.name == "auc" and not f.segment and not f.variable), None)
+    se = auc.params.get("std_error") if auc is not None else None
+    if auc is None or auc.value is None or not se or auc.value + _REVERSED_Z * se >= 0.5:
+        return
+    low, high = auc.value - _REVERSED_Z * se, auc.value + _REVERSED_Z * se
+    message = (
+        f"model {model.name!r}: the baseline's AUC is {auc.value:.4f} (99.9% interval "
+        f"{low:.4f}–{high:.4f}), below 0.5 with score_direction {model.score_direction!r}: the "
+        f"score ranks bads as safer than goods. Check score_direction"
+    )
+    if not force:
+        raise ConfigError(
+            f"{message}, or freeze it anyway with `riskmon baseline freeze --force "
+            f"{model.name}`; nothing was frozen"
+        )
+    log.warning("%s; frozen anyway (--force)", message)
 
 
 def _is_challenger(variable: str) -> bool:

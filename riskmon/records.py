@@ -54,6 +54,27 @@ MIGRATION_DEFAULTED = -2
 #: the migration matrix's cells (bins of the current population)
 MIGRATION = "migration"
 
+
+@dataclass(frozen=True)
+class Exclusions:
+    """One population's loans read and why some were left out, each loan counted once, in this
+    order: no score (NULL), a weight NULL or negative, a weight of 0; the rest were used."""
+
+    read: int
+    null_score: int = 0
+    invalid_weight: int = 0
+    zero_weight: int = 0
+
+    @property
+    def invalid(self) -> int:
+        """Loans left out for invalid data (a zero weight is valid: it counts for nothing)."""
+        return self.null_score + self.invalid_weight
+
+    @property
+    def used(self) -> int:
+        return self.read - self.invalid - self.zero_weight
+
+
 #: the loans scored in the stability window ending at the as-of date
 CURRENT = "current"
 #: the loans scored one performance window earlier, whose outcome has matured

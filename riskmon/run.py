@@ -43,13 +43,14 @@ from riskmon.figures import CATALOG, FrozenBaseline
 from riskmon.metrics import CountTable, PdTable
 from riskmon.notify import notify_run
 from riskmon.outcome import RunOutcome
-from riskmon.plan import RunPlan, plan_run
+from riskmon.plan import DateWindow, RunPlan, plan_run
 from riskmon.records import (
     CURRENT,
     GRADE,
     PERFORMANCE,
     SCORE,
     BinRecord,
+    Exclusions,
     FigureRecord,
     RunCounts,
     RunPlanRecord,
@@ -110,6 +111,12 @@ class _CollectedRun:
     @property
     def migrations(self) -> MigrationTables | None:
         return self.collected.migrations
+
+    def window(self, population: str) -> DateWindow | None:
+        return self.collected.windows.get(population)
+
+    def exclusions(self, population: str) -> Exclusions | None:
+        return self.collected.exclusions.get(population)
 
     def segments(self) -> list[str]:
         return self.collected.segments()

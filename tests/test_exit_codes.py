@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 from click.testing import CliRunner, Result
@@ -163,6 +164,25 @@ def test_baseline_freeze_of_loans_it_cannot_bin_exits_3(tmp_path: Path) -> None:
     result = _invoke(config, "baseline", "freeze")
     assert result.exit_code == EXIT_FAILED, result.output
     assert "no loans scored in the baseline window" in result.output
+
+
+def test_baseline_freeze_of_a_reversed_score_exits_2_unless_forced(tmp_path: Path) -> None:
+    frame = loan_frame(seed=3, n=4000)
+    rng = np.random.default_rng(3)
+    frame["bad"] = (rng.random(len(frame)) < 2.5 * frame["pd_score"]).astype(int)  # a real PD
+    load(f"sqlite:///{tmp_path / 'loans.db'}", frame)
+    config = _migrated(tmp_path)
+    document = yaml.safe_load(config.read_text())
+    document["models"][0]["score_direction"] = "higher_is_safer"  # the PD declared the wrong way
+    config.write_text(yaml.safe_dump(document), encoding="utf-8")
+    refused = _invoke(config, "baseline", "freeze")
+    assert refused.exit_code == EXIT_USAGE, refused.output
+    assert "below 0.5 with score_direction 'higher_is_safer'" in refused.output
+    assert "--force" in refused.output
+    assert _invoke(config, "baseline", "show", "retail_pd").exit_code == EXIT_USAGE  # none
+    forced = _invoke(config, "baseline", "freeze", "--force")
+    assert forced.exit_code == EXIT_OK, forced.output
+    assert "baseline version 1 frozen" in forced.output
 
 
 def test_baseline_show_without_a_baseline_exits_2(tmp_path: Path) -> None:

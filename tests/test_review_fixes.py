@@ -101,20 +101,40 @@ def test_a_category_called_missing_is_not_a_missing_value(
     assert alert.thresholds["current"] == 0.0
 
 
-def test_null_scores_are_refused_with_a_grid_too(tmp_path: Path, store: MetricStore) -> None:
+def test_null_scores_are_left_out_and_counted_or_refused_with_a_grid_too(
+    tmp_path: Path, store: MetricStore
+) -> None:
     frame = loan_frame(seed=5, n=8000)
     frame["pd_score"] = np.random.default_rng(5).random(len(frame))  # continuous: a grid
     url = _loans(tmp_path, frame)
-    model = model_config(
-        url, performance_window="2 months", bins={"max_distinct_scores": 100, "score_grid": 100}
-    )
-    assert run_model(model, AS_OF, store=store).ok
-    frame.loc[frame["score_date"] >= dt.date(2025, 3, 10), "pd_score"] = np.nan
+    grid = {"max_distinct_scores": 100, "score_grid": 100}
+    strict = model_config(url, performance_window="2 months", bins=grid, on_invalid="fail")
+    assert run_model(strict, AS_OF, store=store).ok
+    late = frame["score_date"] >= dt.date(2025, 3, 10)
+    frame.loc[late, "pd_score"] = np.nan
     load(url, frame)
-    outcome = run_model(model, AS_OF, store=store)
+    outcome = run_model(strict, AS_OF, store=store)
     assert outcome.status == "failed"
     assert outcome.error is not None
     assert "column 'pd_score' (columns.score): expected a score on every loan" in outcome.error
+    # by default the loans without a score are left out of every figure and counted
+    model = model_config(url, performance_window="2 months", bins=grid)
+    outcome = run_model(model, AS_OF, store=store)
+    assert outcome.ok, outcome.error
+    current = frame[frame["score_date"].map(lambda d: dt.date(2025, 3, 1) <= d <= AS_OF)]
+    n_null = int(current["pd_score"].isna().sum())
+    (excluded,) = [
+        f for f in outcome.figures if f.name == "excluded_share" and f.population == "current"
+    ]
+    assert excluded.params["null_score"] == n_null
+    assert excluded.params["read"] == len(current)
+    assert excluded.params["used"] == len(current) - n_null
+    assert excluded.value == pytest.approx(n_null / len(current))
+    assert outcome.counts is not None
+    assert outcome.counts.n_current == len(current) - n_null
+    (alert,) = [a for a in outcome.alerts if a.rule == "exclusions"]
+    assert alert.status == "RED"  # about 70 % of the month
+    assert f"current population: {n_null} of {len(current)} loans left out" in alert.message
 
 
 def test_a_grid_too_coarse_for_the_cohort_is_not_judged(tmp_path: Path, store: MetricStore) -> None:

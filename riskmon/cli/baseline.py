@@ -15,13 +15,20 @@ def baseline() -> None:
 
 @baseline.command("freeze")
 @click.argument("models", nargs=-1)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Freeze even a baseline whose AUC is significantly below 0.5 (a score that ranks "
+    "bads as safer than goods, most often a reversed score_direction).",
+)
 @click.pass_obj
-def baseline_freeze(app: _App, models: tuple[str, ...]) -> None:
+def baseline_freeze(app: _App, models: tuple[str, ...], force: bool) -> None:
     """Freeze a new baseline version of MODELS (default: every model).
 
     Fits the bins on the model's development window and stores its distributions and
-    headline figures; later runs use this version, earlier runs keep theirs. Exits 4 when the
-    store or a source cannot be reached, 3 when the loans cannot be frozen.
+    headline figures; later runs use this version, earlier runs keep theirs. Refuses (exit 2)
+    a baseline whose AUC is significantly below 0.5 unless --force. Exits 4 when the store or
+    a source cannot be reached, 3 when the loans cannot be frozen.
     """
     from riskmon.baseline import freeze
     from riskmon.collect import Source
@@ -32,7 +39,7 @@ def baseline_freeze(app: _App, models: tuple[str, ...]) -> None:
     with _store(app) as store:
         for model in chosen:
             with Source(model) as source:
-                frozen = freeze(model, source, store)
+                frozen = freeze(model, source, store, force=force)
             ks, auc = frozen.figure("ks"), frozen.figure("auc")
             score_bins = len(frozen.variables[SCORE].binning.get("edges", [])) + 1
             click.echo(

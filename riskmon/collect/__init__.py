@@ -18,6 +18,7 @@ from riskmon.collect import migration, pushdown, stream
 from riskmon.collect.binsql import category_text
 from riskmon.collect.engines import PROFILES, EngineProfile, profile_for
 from riskmon.collect.migration import MigrationRequest
+from riskmon.collect.selection import QueryColumns, disjoint_groups, exclusion_counts, usable_rows
 from riskmon.collect.source import Source, SourceColumn, required_columns
 from riskmon.collect.tables import (
     Aggregate,
@@ -36,7 +37,7 @@ from riskmon.collect.tables import (
     missing_in_bins,
 )
 from riskmon.errors import SourceError
-from riskmon.records import ALL
+from riskmon.records import ALL, Exclusions
 
 Strategy = Literal["auto", "packed", "grouping_sets", "union_all", "per_variable", "stream"]
 STRATEGIES: tuple[Strategy, ...] = (
@@ -94,11 +95,29 @@ def collect(
             )
         if migrations is not None:
             tally = _migrations(source, connection, loans, migrations, chosen)
+        excluded = _exclusions(connection, loans, request)
     _validate(source, request, aggregate, invalid_weights)
-    tables = assemble(request, aggregate)
+    tables = replace(assemble(request, aggregate), exclusions=excluded)
     if tally is None:
         return tables
     return replace(tables, migrations=_checked(source, migrations, tally))
+
+
+def _exclusions(
+    connection: Connection, loans: FromClause, request: CollectRequest
+) -> dict[str, Exclusions]:
+    """Per population, the loans read and those left out (none when the request names no
+    score column)."""
+    if request.score is None:
+        return {}
+    out = {p.name: Exclusions(0) for p in request.populations}
+    for group in disjoint_groups(request.populations):
+        cols = QueryColumns(loans, request, group)
+        statement = exclusion_counts(cols, loans.c[request.score])
+        for code, read, *left_out in connection.execute(statement).all():
+            counts = [int(n or 0) for n in left_out] + [0, 0]
+            out[cols.population_name(code)] = Exclusions(int(read), *counts[:3])
+    return out
 
 
 def collect_migrations(
@@ -211,4 +230,5 @@ __all__ = [
     "profile_for",
     "required_columns",
     "resolve_strategy",
+    "usable_rows",
 ]

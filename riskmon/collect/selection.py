@@ -17,6 +17,7 @@ from sqlalchemy import (
     Double,
     FromClause,
     Integer,
+    Select,
     and_,
     case,
     cast,
@@ -24,6 +25,7 @@ from sqlalchemy import (
     literal,
     null,
     or_,
+    select,
 )
 
 from riskmon.collect.tables import CollectRequest, PdSource, Population, Variable
@@ -72,7 +74,10 @@ class QueryColumns:
             ).label("population")
         )
         self.grouped_population = [] if len(group) == 1 else [self.population]
-        self.where = or_(*(p.window.contains(self.date) for p in group))
+        self.in_windows = or_(*(p.window.contains(self.date) for p in group))
+        score = c[request.score] if request.score else None
+        self.usable = usable_rows(score, self.weight, exclude=request.exclude_invalid)
+        self.where = and_(self.in_windows, *self.usable)
         self.loans = loans
         self.pd = None if request.pd is None else pd_expression(c[request.pd.column], request.pd)
 
@@ -126,6 +131,42 @@ class QueryColumns:
         if w is not None:
             out += [func.sum(w * w), func.sum(w * p), func.sum(w * p * p)]
         return [expression.label(name) for expression, name in zip(out, names, strict=True)]
+
+
+def usable_rows(
+    score: ColumnElement[Any] | None, weight: ColumnElement[Any] | None, *, exclude: bool
+) -> list[ColumnElement[bool]]:
+    """What a loan must satisfy to be counted: a weight other than 0 (a zero weight counts for
+    nothing, and would inflate the sample sizes); with ``exclude``, a score and a positive
+    weight too (without, a NULL score or an invalid weight is read, and the collect fails)."""
+    out: list[ColumnElement[bool]] = []
+    if exclude and score is not None:
+        out.append(score.is_not(None))
+    if weight is not None:
+        out.append(weight > 0 if exclude else or_(weight.is_(None), weight != 0))
+    return out
+
+
+def exclusion_counts(cols: QueryColumns, score: ColumnElement[Any]) -> Select[Any]:
+    """A statement counting, per population, the loans read and those left out, each once:
+    no score, else a weight NULL or negative, else a weight of 0."""
+    one, zero = literal(1, Integer()), literal(0, Integer())
+    measures: list[ColumnElement[Any]] = [func.count()]
+    measures.append(func.sum(case((score.is_(None), one), else_=zero)))
+    weight = cols.weight
+    if weight is not None:
+        scored = score.is_not(None)
+        invalid = and_(scored, or_(weight.is_(None), weight < 0))
+        measures += [
+            func.sum(case((invalid, one), else_=zero)),
+            func.sum(case((and_(scored, weight == 0), one), else_=zero)),
+        ]
+    return (
+        select(cols.population, *measures)
+        .select_from(cols.loans)
+        .where(cols.in_windows)
+        .group_by(*cols.grouped_population)
+    )
 
 
 def pd_expression(column: ColumnElement[Any], source: PdSource) -> ColumnElement[Any]:

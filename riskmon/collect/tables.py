@@ -23,7 +23,7 @@ import numpy.typing as npt
 from riskmon.errors import InvalidDataError
 from riskmon.metrics import PD_SUMS, WEIGHTED_PD_SUMS, Binning, CountTable, PdTable
 from riskmon.plan import DateWindow
-from riskmon.records import ALL
+from riskmon.records import ALL, Exclusions
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,10 @@ class CollectRequest:
     weight: str | None = None
     segments: Sequence[str] = ()
     pd: PdSource | None = None  # the PD summed for variables with ``sums``
+    #: the score column: with ``exclude_invalid``, loans without a score (and with a weight
+    #: NULL or negative) are left out of every table and counted (:class:`Exclusions`)
+    score: str | None = None
+    exclude_invalid: bool = False
 
     def variable(self, name: str) -> Variable:
         return next(v for v in self.variables if v.name == name)
@@ -220,6 +224,10 @@ class CollectedTables:
     invalid_pd: int = 0
     #: the obligors' migrations, read in the same transaction, when they were asked for
     migrations: MigrationTables | None = None
+    #: each population's window of score dates
+    windows: dict[str, DateWindow] = field(default_factory=dict)
+    #: each population's loans read and left out (when the request named its score)
+    exclusions: dict[str, Exclusions] = field(default_factory=dict)
 
     def table(self, population: str, variable: str, segment: str = ALL) -> CountTable:
         """The count table of ``variable`` in ``population`` (and ``segment``)."""
@@ -296,6 +304,7 @@ def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
         counts=counts,
         pd_tables=_pd_tables(request, summed),
         invalid_pd=aggregate.invalid_pd,
+        windows={p.name: p.window for p in request.populations},
     )
 
 

@@ -399,6 +399,9 @@ class ModelConfig(_Strict):
     #: a column name, or {column, name, score_direction}
     challengers: list[Challenger] = Field(default_factory=list)
     thresholds: Thresholds = Thresholds()
+    #: a loan without a score, or with a weight NULL or negative: left out and counted
+    #: (``exclude``, judged by the ``exclusions`` rule), or the run fails (``fail``)
+    on_invalid: Literal["exclude", "fail"] = "exclude"
     schedule: CronExpression | None = None
     notify: list[NotifyChannel] = Field(default_factory=list)
 

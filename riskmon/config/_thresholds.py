@@ -63,10 +63,15 @@ class Thresholds(_Strict):
     #: judge an AUC or Gini drop only when the baseline lies outside the current confidence
     #: interval (a smaller drop is sampling noise, and GREEN)
     significant_drops_only: bool = False
+    #: judge the drop rules and the ECB AUC test on a performance cohort that overlaps the
+    #: development window (in-sample: its figures are not out-of-sample evidence)
+    judge_in_sample: bool = False
     #: below this baseline IV a characteristic is useless (Siddiqi): its IV drop is not judged
     min_baseline_iv: float = Field(default=0.02, ge=0)
     #: relative change (up or down) of the current population's size against the previous run
     volume_change: Band = Band(amber=0.25, red=0.50)
+    #: share of a population's loans left out for invalid data (no score, an invalid weight)
+    excluded_share: Band = Band(amber=0.01, red=0.05)
     #: change of a characteristic's missing rate against the baseline, in rate points
     missing_rate_change: Band = Band(amber=0.05, red=0.10)
     #: fewer bads than this in the performance cohort: discrimination is not evaluable

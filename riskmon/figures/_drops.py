@@ -53,7 +53,7 @@ def judge_drop(
     t = judge.thresholds
     thresholds: dict[str, Any] = amber_red(levels) | {"min_bads": t.min_bads}
     label = f"{_NAMES[name]}{where(variable, segment)}"
-    few = judge.too_few_bads(segment)
+    few = judge.too_few_bads(segment) or judge.in_sample()
     now = judge.figures.get(name, population, variable, segment)
     base = judge.baseline.figure(name, variable, segment)
     if few or now is None or now.value is None:

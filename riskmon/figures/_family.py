@@ -24,12 +24,14 @@ from typing import Any, Literal, Protocol
 from riskmon.config import Band, Drop, ModelConfig, PValueLevels, Thresholds
 from riskmon.errors import DegenerateDataWarning
 from riskmon.metrics import Binning, CountTable, PdTable
+from riskmon.plan import DateWindow
 from riskmon.records import (
     ALL,
     PERFORMANCE,
     AlertLike,
     AlertRecord,
     BinRecord,
+    Exclusions,
     FigureRecord,
     Figures,
     Status,
@@ -82,6 +84,14 @@ class RunTables(Protocol):
 
     @property
     def baseline(self) -> BaselineView: ...
+
+    def exclusions(self, population: str) -> Exclusions | None:
+        """A population's loans read and left out, None when they were not counted."""
+        ...
+
+    def window(self, population: str) -> DateWindow | None:
+        """A population's window of score dates, None when it was not collected."""
+        ...
 
     @property
     def migrations(self) -> MigrationCounts | None:
@@ -222,6 +232,19 @@ class Judge:
     ) -> None:
         self.alerts.append(
             AlertRecord(rule, status, value, dict(thresholds), message, variable, segment)
+        )
+
+    def in_sample(self) -> str | None:
+        """Why the cohort is not judged against the baseline: it overlaps the development
+        window (unless ``thresholds.judge_in_sample``), or None."""
+        overlap = self.figures.get("cohort_in_sample", PERFORMANCE)
+        if self.thresholds.judge_in_sample or overlap is None or not overlap.value:
+            return None
+        return (
+            f"in-sample: the performance cohort ({overlap.params.get('cohort')}) overlaps the "
+            f"development window ({overlap.params.get('development')}) by {overlap.value:.0%}, "
+            f"so its figures are not out-of-sample evidence (thresholds.judge_in_sample: true "
+            f"judges it)"
         )
 
     def too_few_bads(self, segment: str) -> str | None:

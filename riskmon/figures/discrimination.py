@@ -149,7 +149,7 @@ def _judge_ks(judge: Judge, segment: str) -> None:
 def _judge_auc_test(judge: Judge, segment: str) -> None:
     levels = judge.thresholds.auc_test
     thresholds = p_levels(levels) | {"min_bads": judge.thresholds.min_bads}
-    few = judge.too_few_bads(segment)
+    few = judge.too_few_bads(segment) or judge.in_sample()
     figure = judge.figures.get("auc_test_p", PERFORMANCE, segment=segment)
     if few or figure is None or figure.value is None:
         reason = few or (figure.reason if figure else None) or "AUC test not available"
@@ -243,6 +243,8 @@ class Discrimination:
     cap: Chart
     ks_trend: Chart
     gini_trend: Chart
+    #: the cohort overlaps the development window: "2023-03-01 to 2023-03-31 lies ..." or None
+    in_sample: str | None = None
 
 
 def section(run: RunView) -> Discrimination:
@@ -292,6 +294,18 @@ def section(run: RunView) -> Discrimination:
         gini_trend=trend_chart(
             "Gini over time", gini_series, y_label="Gini", guides=gini_guides, y_floor=None
         ),
+        in_sample=_in_sample(figures.get("cohort_in_sample", PERFORMANCE)),
+    )
+
+
+def _in_sample(overlap: FigureRecord | None) -> str | None:
+    if overlap is None or not overlap.value:
+        return None
+    return (
+        f"In-sample cohort: {overlap.value:.0%} of the performance cohort's score dates "
+        f"({overlap.params.get('cohort')}) lie in the development window "
+        f"({overlap.params.get('development')}). Its KS, AUC and Gini describe the sample the "
+        f"model was built on, not new loans."
     )
 
 

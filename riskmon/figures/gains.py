@@ -66,12 +66,18 @@ def gains(
         segment=segment,
         params=params,
     )
+    lift = finite(float(frame["lift"].iloc[0]))
     top = FigureRecord(
         "top_decile_lift",
-        finite(float(frame["lift"].iloc[0])),
+        lift,
         PERFORMANCE,
         segment=segment,
         params=dict(params),
+        reason=None
+        if lift is not None
+        else "no bads in the performance cohort: the lift divides by its bad rate, 0"
+        if float(frame["bads"].sum()) == 0
+        else "the riskiest group's lift is not finite",
     )
     return [breaks, top], records
 

@@ -60,8 +60,49 @@ def share_figure(
     )
 
 
+def _in_sample(tables: RunTables) -> FigureRecord | None:
+    """The share of the performance cohort's days inside the development window."""
+    cohort = tables.window(PERFORMANCE)
+    if cohort is None:
+        return None
+    development = tables.model.baseline
+    first, last = max(cohort.start, development.start), min(cohort.end, development.end)
+    overlap = max(0, (last - first).days + 1)
+    days = (cohort.end - cohort.start).days + 1
+    params = {
+        "cohort": str(cohort),
+        "development": f"{development.start} to {development.end}",
+        "days": overlap,
+    }
+    return FigureRecord("cohort_in_sample", overlap / days, PERFORMANCE, params=params)
+
+
+def _excluded(tables: RunTables, population: str) -> FigureRecord | None:
+    """The share of a population's loans left out for invalid data, and the whole waterfall."""
+    counts = tables.exclusions(population)
+    if counts is None:
+        return None
+    params = {
+        "read": counts.read,
+        "null_score": counts.null_score,
+        "invalid_weight": counts.invalid_weight,
+        "zero_weight": counts.zero_weight,
+        "used": counts.used,
+    }
+    share = counts.invalid / counts.read if counts.read else None
+    reason = None if counts.read else "no loans scored in the window"
+    return FigureRecord("excluded_share", share, population, reason=reason, params=params)
+
+
 def compute(tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
     figures: list[FigureRecord] = []
+    for population in (CURRENT, PERFORMANCE):
+        excluded = _excluded(tables, population)
+        if excluded is not None:
+            figures.append(excluded)
+    in_sample = _in_sample(tables)
+    if in_sample is not None:
+        figures.append(in_sample)
     for segment in tables.segments():
         current = tables.rows(CURRENT, segment)
         if current is not None:
@@ -143,6 +184,65 @@ def _judge_volume(judge: Judge, _: str) -> None:
     )
 
 
+_WHY = {"null_score": "no score", "invalid_weight": "a weight NULL or negative"}
+
+
+def _left_out(figure: FigureRecord) -> int:
+    return sum(int(figure.params.get(key, 0)) for key in _WHY)
+
+
+def _waterfall(figure: FigureRecord) -> str:
+    p = figure.params
+    parts = [f"{p.get(key, 0)} {why}" for key, why in _WHY.items() if p.get(key)]
+    return ", ".join(parts) or "none"
+
+
+def _judge_exclusions(judge: Judge, _: str) -> None:
+    """The larger share of invalid loans left out, of the current population and the cohort."""
+    band = judge.thresholds.excluded_share
+    levels = amber_red(band)
+    found = [
+        (f, name)
+        for name, population in (("current population", CURRENT), ("cohort", PERFORMANCE))
+        if (f := judge.figures.get("excluded_share", population)) is not None
+        and f.value is not None
+    ]
+    if not found:
+        return  # nothing was read, or exclusions were not counted
+    worst, _ = max(found, key=lambda item: item[0].value or 0.0)
+    share = worst.value or 0.0
+    message = "; ".join(
+        f"{name}: {_left_out(f)} of {f.params.get('read', 0)} loans left out ({_waterfall(f)})"
+        for f, name in found
+    )
+    judge.add("exclusions", banded(share, band.amber, band.red), share, levels, message)
+
+
+def _judge_matured(judge: Judge, _: str) -> None:
+    """AMBER when the performance cohort has no matured outcome: nothing about the model's
+    performance was judged, which a GREEN run would hide."""
+    unmatured = judge.figures.get("unmatured_share", PERFORMANCE)
+    levels: dict[str, Any] = {"min_matured": 1}
+    if unmatured is None:
+        return  # the cohort was not collected
+    scored = int(unmatured.params.get("n_scored") or 0)
+    matured = scored - int(unmatured.params.get("n_unmatured") or 0)
+    if matured > 0:
+        message = f"{matured} of the cohort's {scored} loans have a matured outcome"
+        judge.add("cohort_matured", Status.GREEN, float(matured), levels, message)
+        return
+    what = (
+        f"none of the cohort's {scored} loans has a matured outcome yet"
+        if scored
+        else "no loans in the performance cohort"
+    )
+    message = (
+        f"{what}: KS, AUC, Gini, IV and calibration are not judged (a backfill ahead of the "
+        f"outcomes, or a label feed that stopped?)"
+    )
+    judge.add("cohort_matured", Status.AMBER, 0.0, levels, message)
+
+
 def _judge_missing(judge: Judge, variable: str) -> None:
     band = judge.thresholds.missing_rate_change
     thresholds: dict[str, object] = amber_red(band)
@@ -174,6 +274,10 @@ def _describe_change(levels: Mapping[str, Any]) -> str:
     return f"change: amber ≥ {levels.get('amber', 0):.0%}, red ≥ {levels.get('red', 0):.0%}"
 
 
+def _describe_share(levels: Mapping[str, Any]) -> str:
+    return f"share: amber ≥ {levels.get('amber', 0):.1%}, red ≥ {levels.get('red', 0):.1%}"
+
+
 def _describe_points(levels: Mapping[str, Any]) -> str:
     amber, red = levels.get("amber", 0) * 100, levels.get("red", 0) * 100
     return f"change: amber ≥ {amber:g}, red ≥ {red:g} points"
@@ -195,11 +299,26 @@ class QualityRow:
 
 
 @dataclass(frozen=True)
+class WaterfallRow:
+    """One population's loans: read, left out and why, used."""
+
+    population: str
+    read: int
+    null_score: int
+    invalid_weight: int
+    zero_weight: int
+    used: int
+    share: float | None
+
+
+@dataclass(frozen=True)
 class DataQuality:
     rows: tuple[QualityRow, ...]
     unmatured_share: float | None
     n_unmatured: int | None
     n_scored: int | None
+    waterfall: tuple[WaterfallRow, ...] = ()
+    exclusions_status: str | None = None
 
 
 def section(run: RunView) -> DataQuality:
@@ -220,11 +339,26 @@ def section(run: RunView) -> DataQuality:
         )
     unmatured = figures.get("unmatured_share", PERFORMANCE)
     params = unmatured.params if unmatured else {}
+    waterfall = [
+        WaterfallRow(
+            population=name,
+            read=int(f.params.get("read", 0)),
+            null_score=int(f.params.get("null_score", 0)),
+            invalid_weight=int(f.params.get("invalid_weight", 0)),
+            zero_weight=int(f.params.get("zero_weight", 0)),
+            used=int(f.params.get("used", 0)),
+            share=f.value,
+        )
+        for name, population in (("Current population", CURRENT), ("Cohort", PERFORMANCE))
+        if (f := figures.get("excluded_share", population)) is not None
+    ]
     return DataQuality(
         rows=tuple(rows),
         unmatured_share=unmatured.value if unmatured else None,
         n_unmatured=params.get("n_unmatured"),
         n_scored=params.get("n_scored"),
+        waterfall=tuple(waterfall),
+        exclusions_status=run.alerts.status("exclusions"),
     )
 
 
@@ -233,6 +367,11 @@ FAMILY = Family(
     figures=(
         FigureSpec("n_rows", CURRENT, "segment", "loans in the current population", count=True),
         FigureSpec("unmatured_share", PERFORMANCE, "segment", "unmatured share of the cohort"),
+        FigureSpec(
+            "cohort_in_sample", PERFORMANCE, "run", "share of the cohort's days in development"
+        ),
+        FigureSpec("excluded_share", CURRENT, "run", "share of loans left out (invalid)"),
+        FigureSpec("excluded_share", PERFORMANCE, "run", "share of the cohort left out"),
         FigureSpec("missing_rate", CURRENT, "variable", "missing rate of a characteristic"),
         FigureSpec("unseen_rate", CURRENT, "variable", "share of categories unseen at baseline"),
     ),
@@ -245,6 +384,22 @@ FAMILY = Family(
             lambda t: amber_red(t.volume_change),
             _describe_change,
             _judge_volume,
+        ),
+        Rule(
+            "exclusions",
+            "run",
+            "share of loans left out for invalid data (no score, an invalid weight)",
+            lambda t: amber_red(t.excluded_share),
+            _describe_share,
+            _judge_exclusions,
+        ),
+        Rule(
+            "cohort_matured",
+            "run",
+            "matured outcomes in the performance cohort",
+            lambda _: {"min_matured": 1},
+            lambda _: "AMBER when no loan of the cohort has a matured outcome",
+            _judge_matured,
         ),
         Rule(
             "missing_rate_change",
@@ -274,6 +429,7 @@ FAMILY = Family(
             "unmatured_share",
             PERFORMANCE,
             format="percent",
+            rule="cohort_matured",
             with_baseline=False,
         ),
     ),

@@ -3,6 +3,7 @@ on every database."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from typing import Any
 
@@ -32,6 +33,7 @@ from riskmon.metrics import (
     roc_auc_from_counts,
 )
 from riskmon.plan import DateWindow
+from riskmon.records import Exclusions
 
 from .loans import CURRENT, PERFORMANCE, load, loan_frame, model_config
 
@@ -346,3 +348,51 @@ def test_a_missing_table_or_column_is_named(database: tuple[str, str]) -> None:
         ),
     ):
         collect(source, request())
+
+
+@pytest.mark.parametrize(
+    ("weighted", "exclude"),
+    [(True, True), (False, True), (True, False)],
+    ids=["weighted", "unweighted", "zero-weights-only"],
+)
+def test_invalid_loans_are_left_out_and_counted_by_every_strategy(
+    database: tuple[str, str], weighted: bool, exclude: bool
+) -> None:
+    """Loans without a score, or with a weight NULL or negative, are in no table and are
+    counted, each once, in that order; a weight of 0 counts for nothing and is dropped (even
+    where invalid loans fail the collect)."""
+    dialect, url = database
+    frame = loan_frame(seed=13, weighted=weighted)
+    rng = np.random.default_rng(13)
+    if exclude:
+        frame.loc[rng.random(len(frame)) < 0.03, "pd_score"] = np.nan
+    if weighted:
+        weights = frame["exposure"].to_numpy(copy=True)
+        u = rng.random(len(frame))
+        if exclude:
+            weights[u < 0.02] = np.nan
+            weights[(u >= 0.02) & (u < 0.04)] = -5.0
+        weights[(u >= 0.04) & (u < 0.07)] = 0.0
+        frame["exposure"] = weights
+    load(url, frame)
+    req = dataclasses.replace(request(weighted=weighted), score="pd_score", exclude_invalid=exclude)
+    scored = frame["pd_score"].notna()
+    usable = scored & (frame["exposure"] > 0) if weighted else scored
+    expected = expected_tables(frame[usable], req)
+    for strategy, collected in _collect_all(url, dialect, req, weighted).items():
+        assert set(collected.tables) == set(expected), strategy
+        for key, table in expected.items():
+            rtol = WEIGHT_RTOL.get(dialect, 1e-12) if strategy == "stream" else 1e-12
+            assert collected.tables[key].equals(table, rtol=rtol), (strategy, key)
+        for population in req.populations:
+            rows = frame[frame["score_date"].map(population.window.__contains__)]
+            null = rows["pd_score"].isna()
+            if weighted:
+                w = rows["exposure"]
+                invalid = ~null & (w.isna() | (w < 0))
+                zero = ~null & (w == 0)
+            else:
+                invalid = zero = pd.Series(False, index=rows.index)
+            assert collected.exclusions[population.name] == Exclusions(
+                len(rows), int(null.sum()), int(invalid.sum()), int(zero.sum())
+            ), (strategy, population.name)

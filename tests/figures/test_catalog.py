@@ -65,6 +65,8 @@ def test_every_rule_reads_its_levels_from_the_thresholds_and_describes_them() ->
         "csi",
         "iv_drop",
         "volume_change",
+        "exclusions",
+        "cohort_matured",
         "missing_rate_change",
     ]
     for rule in rules:

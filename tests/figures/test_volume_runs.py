@@ -1,6 +1,7 @@
 """Messy feeds in nightly runs (SQLite and PostgreSQL stores): a feed that stops is RED, month
 after month, the volume compared with the last run that had loans, never with an empty run; a
-reversed score_direction is RED and says so."""
+reversed score_direction is refused at the freeze, RED when forced, and says so; a cohort
+without matured outcomes is AMBER, not GREEN."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from riskmon.baseline import freeze
+from riskmon.collect import Source
 from riskmon.records import Status
 from riskmon.run import run_model
 from riskmon.store import MetricStore
@@ -91,27 +94,145 @@ def test_an_empty_first_run_is_red_too(store: MetricStore, tmp_path: Path) -> No
     assert "no earlier run had any" in alert.message
 
 
-def test_a_reversed_score_direction_is_red_and_says_so(store: MetricStore, tmp_path: Path) -> None:
-    """A PD declared higher_is_safer ranks bads as safer than goods: its AUC's interval lies
-    below 0.5, and the run says to check score_direction; declared right, the rule is GREEN."""
+def test_a_reversed_score_direction_is_refused_at_the_freeze_and_red_when_forced(
+    store: MetricStore, tmp_path: Path
+) -> None:
+    """A PD declared higher_is_safer ranks bads as safer than goods: its baseline's AUC lies
+    significantly below 0.5, so the freeze (and the first run, which freezes) refuses it and
+    says to check score_direction; frozen with force, every run is RED and says the same;
+    declared right, the rule is GREEN."""
     url = f"sqlite:///{tmp_path / 'book.db'}"
     write_loans(url, _book(seed=4))
     columns = {"id": "loan_id", "score_date": "score_date", "score": "pd_score"}
     columns |= {"label": "default_12m"}
+    as_of = dt.date(2024, 12, 31)  # the cohort: December 2023's loans, a year on
+    wrong = book_model(url, name="wrong", columns=columns, score_direction="higher_is_safer")
+    refused = run_model(wrong, as_of, store=store)
+    assert refused.status == "failed"
+    assert refused.error is not None
+    assert "below 0.5 with score_direction 'higher_is_safer'" in refused.error
+    assert "riskmon baseline freeze --force wrong" in refused.error
+    assert store.latest_baseline("wrong") is None  # nothing frozen
+    with Source(wrong) as source:
+        freeze(wrong, source, store, force=True)
     statuses = {}
-    for direction in ("higher_is_safer", "higher_is_riskier"):
-        model = book_model(url, name=direction, columns=columns, score_direction=direction)
-        # the cohort: December 2023's loans, a year on
-        outcome = run_model(model, dt.date(2024, 12, 31), store=store)
+    right = book_model(url, name="right", columns=columns, score_direction="higher_is_riskier")
+    for model in (wrong, right):
+        outcome = run_model(model, as_of, store=store)
         assert outcome.ok, outcome.error
         (alert,) = [a for a in outcome.alerts if a.rule == "score_direction"]
         auc = next(f for f in outcome.figures if f.name == "auc" and not f.segment)
-        statuses[direction] = (alert, auc)
-    wrong, wrong_auc = statuses["higher_is_safer"]
+        statuses[model.name] = (alert, auc)
+    wrong_alert, wrong_auc = statuses["wrong"]
     assert wrong_auc.params["ci_high"] < 0.5
-    assert wrong.status == Status.RED
-    assert wrong.value == wrong_auc.value
-    assert "check score_direction" in wrong.message
-    right, right_auc = statuses["higher_is_riskier"]
-    assert right.status == Status.GREEN
+    assert wrong_alert.status == Status.RED
+    assert wrong_alert.value == wrong_auc.value
+    assert "check score_direction" in wrong_alert.message
+    right_alert, right_auc = statuses["right"]
+    assert right_alert.status == Status.GREEN
     assert right_auc.value == pytest.approx(1 - wrong_auc.value, abs=1e-12)
+
+
+def test_a_cohort_without_matured_outcomes_is_amber_and_says_so(
+    store: MetricStore, tmp_path: Path
+) -> None:
+    """December 2023's loans without labels yet: the run as of 2024-12-31 judges no KS, AUC or
+    calibration, and says so instead of passing GREEN; labelled, the rule is GREEN."""
+    book = _book(seed=5)
+    december = book["score_date"].map(
+        lambda d: d >= dt.date(2023, 12, 1) and d <= dt.date(2023, 12, 31)
+    )
+    columns = {"id": "loan_id", "score_date": "score_date", "score": "pd_score"}
+    columns |= {"label": "default_12m"}
+    found = {}
+    for name, labels in (("unlabelled", False), ("labelled", True)):
+        url = f"sqlite:///{tmp_path / f'{name}.db'}"
+        frame = book.copy()
+        if not labels:
+            frame["default_12m"] = pd.array(
+                np.where(december, pd.NA, frame["default_12m"]), dtype="Int64"
+            )
+        write_loans(url, frame)
+        model = book_model(url, name=name, columns=columns)
+        outcome = run_model(model, dt.date(2024, 12, 31), store=store)
+        assert outcome.ok, outcome.error
+        (alert,) = [a for a in outcome.alerts if a.rule == "cohort_matured"]
+        found[name] = (alert, outcome)
+    alert, outcome = found["unlabelled"]
+    assert alert.status == Status.AMBER
+    assert (
+        f"none of the cohort's {int(december.sum())} loans has a matured outcome" in alert.message
+    )
+    assert outcome.alert_status in (Status.AMBER, Status.RED)
+    alert, _ = found["labelled"]
+    assert alert.status == Status.GREEN
+    assert alert.value == float(december.sum())
+
+
+def test_an_empty_cohort_is_amber(store: MetricStore, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'book.db'}"
+    write_loans(url, _book(seed=9))
+    columns = {"id": "loan_id", "score_date": "score_date", "score": "pd_score"}
+    model = book_model(url, columns={**columns, "label": "default_12m"})
+    outcome = run_model(model, dt.date(2025, 1, 31), store=store)  # January 2024: no loans
+    assert outcome.ok, outcome.error
+    (alert,) = [a for a in outcome.alerts if a.rule == "cohort_matured"]
+    assert alert.status == Status.AMBER
+    assert alert.message.startswith("no loans in the performance cohort")
+
+
+@pytest.mark.parametrize("labels", ["all good", "all bad"])
+def test_every_figure_not_available_on_a_single_class_cohort_says_why(
+    store: MetricStore, tmp_path: Path, labels: str
+) -> None:
+    """A cohort of goods only (or bads only): KS, AUC, lift and the rest are undefined, and
+    each says why instead of a bare n/a."""
+    book = _book(seed=6)
+    book["default_12m"] = 0 if labels == "all good" else 1
+    url = f"sqlite:///{tmp_path / 'book.db'}"
+    write_loans(url, book)
+    columns = {"id": "loan_id", "score_date": "score_date", "score": "pd_score"}
+    model = book_model(url, columns={**columns, "label": "default_12m"})
+    with Source(model) as source:
+        freeze(model, source, store, force=True)
+    outcome = run_model(model, dt.date(2024, 12, 31), store=store)
+    assert outcome.ok, outcome.error
+    bare = [(f.name, f.population, f.segment) for f in outcome.figures if f.value is None]
+    assert bare  # the cohort's discrimination figures are undefined
+    assert [f.name for f in outcome.figures if f.value is None and not f.reason] == []
+
+
+def test_an_in_sample_cohort_is_flagged_and_its_drops_are_not_judged(
+    store: MetricStore, tmp_path: Path
+) -> None:
+    """The cohort of 2024-12-31 (December 2023's loans) lies inside the development window
+    2023-07..12: the drop rules and the ECB AUC test are NOT_EVALUABLE and say why, unless
+    thresholds.judge_in_sample; a cohort after the window is judged."""
+    url = f"sqlite:///{tmp_path / 'book.db'}"
+    write_loans(url, _book(seed=7))
+    columns = {"id": "loan_id", "score_date": "score_date", "score": "pd_score"}
+    columns |= {"label": "default_12m"}
+    rules = ("auc_drop", "gini_drop", "auc_test")
+    model = book_model(url, name="plain", columns=columns)
+    outcome = run_model(model, dt.date(2024, 12, 31), store=store)
+    assert outcome.ok, outcome.error
+    (overlap,) = [f for f in outcome.figures if f.name == "cohort_in_sample"]
+    assert overlap.value == 1.0
+    assert overlap.params["cohort"] == "2023-12-01 to 2023-12-31"
+    judged = [a for a in outcome.alerts if a.rule in rules and not a.segment]
+    assert {a.rule for a in judged} == set(rules)
+    for alert in judged:
+        assert alert.status == Status.NOT_EVALUABLE
+        assert alert.message.startswith("in-sample: the performance cohort (2023-12-01")
+    opted = book_model(url, name="opted", columns=columns, thresholds={"judge_in_sample": True})
+    outcome = run_model(opted, dt.date(2024, 12, 31), store=store)
+    assert outcome.ok, outcome.error
+    for alert in (a for a in outcome.alerts if a.rule in rules):
+        assert "in-sample" not in alert.message
+    # January 2025's loans, a year on: out of sample
+    outcome = run_model(model, dt.date(2026, 1, 31), store=store)
+    assert outcome.ok, outcome.error
+    (overlap,) = [f for f in outcome.figures if f.name == "cohort_in_sample"]
+    assert overlap.value == 0.0
+    for alert in (a for a in outcome.alerts if a.rule in rules):
+        assert "in-sample" not in alert.message

@@ -146,6 +146,7 @@ PINNED: dict[type, list[str]] = {
         "cap",
         "ks_trend",
         "gini_trend",
+        "in_sample",
     ],
     c.GainsRow: [
         "group",
@@ -207,7 +208,14 @@ PINNED: dict[type, list[str]] = {
         "status",
         "unseen_rate",
     ],
-    c.DataQuality: ["rows", "unmatured_share", "n_unmatured", "n_scored"],
+    c.DataQuality: [
+        "rows",
+        "unmatured_share",
+        "n_unmatured",
+        "n_scored",
+        "waterfall",
+        "exclusions_status",
+    ],
     c.Parameter: ["name", "value"],
     c.Appendix: ["parameters", "run_version", "baseline_version", "report_version", "config_hash"],
     Chart: [
