@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, field_validator, model_validator
 
 from riskmon.config._base import Strict as _Strict
@@ -63,6 +65,9 @@ class Thresholds(_Strict):
     #: judge an AUC or Gini drop only when the baseline lies outside the current confidence
     #: interval (a smaller drop is sampling noise, and GREEN)
     significant_drops_only: bool = False
+    #: the most severe status of a figure riskmon finds within sampling noise (a PSI or CSI
+    #: below its critical value, a drop whose baseline lies in the current confidence interval)
+    within_noise: Literal["green", "amber", "red"] = "amber"
     #: judge the drop rules and the ECB AUC test on a performance cohort that overlaps the
     #: development window (in-sample: its figures are not out-of-sample evidence)
     judge_in_sample: bool = False

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from riskmon.config import Drop
-from riskmon.figures._family import Judge, amber_red, fmt, where
+from riskmon.figures._family import Judge, amber_red, fmt, where, within_noise
 from riskmon.records import PERFORMANCE, Status
 
 _NAMES = {"auc": "AUC", "gini": "Gini", "iv": "IV"}
@@ -116,6 +116,9 @@ def judge_drop(
                 status = Status.GREEN
                 noise = f" (not significant: the baseline lies within the current {level:.0%} "
                 noise += "confidence interval)"
+            else:
+                status, capped = within_noise(status, t)
+                noise = noise[:-1] + capped + ")"
     message = (
         f"{label} {fmt(now.value)} vs baseline {fmt(base.value)}: "
         f"{abs(change):.1%} {'lower' if change >= 0 else 'higher'}{noise}"

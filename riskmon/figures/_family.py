@@ -402,6 +402,15 @@ def banded(value: float, amber: float, red: float) -> Status:
     return Status.RED if value >= red else Status.AMBER if value >= amber else Status.GREEN
 
 
+def within_noise(status: Status, thresholds: Thresholds) -> tuple[Status, str]:
+    """The status of a figure riskmon finds within sampling noise: at most
+    ``thresholds.within_noise`` (AMBER by default), and what to add to its message when capped."""
+    cap = Status(thresholds.within_noise.upper())
+    if status.severity <= cap.severity:
+        return status, ""
+    return cap, f"; {status} by its band, {cap} as within noise (thresholds.within_noise)"
+
+
 def amber_red(levels: Band | Drop) -> dict[str, Any]:
     """The two levels of a band or a drop, as a rule stores them with its alerts."""
     return {"amber": levels.amber, "red": levels.red}

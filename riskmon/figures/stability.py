@@ -39,6 +39,7 @@ from riskmon.figures._family import (
     fmt,
     measured,
     where,
+    within_noise,
 )
 from riskmon.metrics import DEFAULT_SMOOTHING, CountTable, population_stability_index_from_counts
 from riskmon.records import CURRENT, SCORE, BinRecord, FigureRecord, Figures, Status
@@ -154,7 +155,10 @@ def _judge(judge: Judge, rule: str, band: Band, variable: str, segment: str = ""
     if critical is not None:
         thresholds["noise_critical_value"] = critical
     status = banded(figure.value, band.amber, band.red)
-    noise = " (within sampling noise)" if critical is not None and figure.value <= critical else ""
+    noise = ""
+    if critical is not None and figure.value <= critical:
+        status, capped = within_noise(status, judge.thresholds)
+        noise = f" (within sampling noise{capped})"
     place = where(variable if rule == "csi" else "", segment)
     message = f"{name}{place} {fmt(figure.value)}{noise}"
     judge.add(rule, status, figure.value, thresholds, message, variable, segment)

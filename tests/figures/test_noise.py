@@ -1,0 +1,92 @@
+"""A figure riskmon itself finds within sampling noise is at most AMBER by default
+(``thresholds.within_noise``): a PSI below its critical value, a drop whose baseline lies in the
+current confidence interval. Outside the noise the bands apply as before."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from riskmon.config import Thresholds, parse_config
+from riskmon.figures import Judge
+from riskmon.figures._drops import judge_drop
+from riskmon.figures.stability import FAMILY as STABILITY
+from riskmon.records import CURRENT, PERFORMANCE, SCORE, FigureRecord, Figures, Status
+
+
+class _Baseline:
+    """The baseline's figures a drop rule reads (a Gini of 0.50)."""
+
+    version = 1
+
+    def figure(self, name: str, variable: str = "", segment: str = "") -> FigureRecord | None:
+        return FigureRecord(name, 0.50, "baseline") if name == "gini" else None
+
+
+def _judge(figures: list[FigureRecord], **thresholds: Any) -> Judge:
+    return Judge(Thresholds(**thresholds), Figures(figures), _Baseline(), None, 1000)  # type: ignore[arg-type]
+
+
+def _psi(value: float, critical: float) -> FigureRecord:
+    return FigureRecord("psi", value, CURRENT, variable=SCORE, params={"critical_value": critical})
+
+
+@pytest.mark.parametrize(
+    ("value", "critical", "setting", "status", "capped"),
+    [
+        (0.30, 0.35, "amber", Status.AMBER, True),  # RED by its band, within noise
+        (0.30, 0.35, "green", Status.GREEN, True),
+        (0.30, 0.35, "red", Status.RED, False),
+        (0.30, 0.20, "amber", Status.RED, False),  # above the critical value: not noise
+        (0.12, 0.35, "amber", Status.AMBER, False),  # AMBER already: nothing to cap
+    ],
+)
+def test_a_psi_within_noise_is_at_most_the_configured_status(
+    value: float, critical: float, setting: str, status: Status, capped: bool
+) -> None:
+    judge = _judge([_psi(value, critical)], within_noise=setting)
+    (rule,) = [r for r in STABILITY.rules if r.name == "psi"]
+    rule.judge(judge, "")
+    (alert,) = judge.alerts
+    assert alert.status == status
+    assert ("as within noise (thresholds.within_noise)" in alert.message) is capped
+    assert alert.value == value
+
+
+@pytest.mark.parametrize(
+    ("ci", "setting", "status"),
+    [
+        ((0.30, 0.55), "amber", Status.AMBER),  # 20 % lower, RED by its band; 0.50 within CI
+        ((0.30, 0.45), "amber", Status.RED),  # the baseline outside the interval
+        ((0.30, 0.55), "red", Status.RED),
+    ],
+)
+def test_a_drop_within_the_confidence_interval_is_at_most_the_configured_status(
+    ci: tuple[float, float], setting: str, status: Status
+) -> None:
+    low, high = ci
+    figures = [
+        FigureRecord("gini", 0.40, PERFORMANCE, params={"ci_low": low, "ci_high": high}),
+        FigureRecord("n_bads", 200.0, PERFORMANCE),
+    ]
+    judge = _judge(figures, within_noise=setting)
+    judge_drop(judge, "gini_drop", "gini", judge.thresholds.gini_drop)
+    (alert,) = judge.alerts
+    assert alert.status == status
+    assert alert.value == pytest.approx(0.2)
+
+
+def test_within_noise_is_validated() -> None:
+    from riskmon.errors import ConfigError
+
+    model: dict[str, Any] = {
+        "name": "m",
+        "source": {"url": "sqlite:///x.db", "table": "t"},
+        "columns": {"id": "i", "score_date": "d", "score": "s", "label": "y"},
+        "score_direction": "higher_is_riskier",
+        "baseline": {"start": "2024-01-01", "end": "2024-06-30"},
+        "thresholds": {"within_noise": "purple"},
+    }
+    with pytest.raises(ConfigError, match=r"thresholds.within_noise"):
+        parse_config({"models": [model]}, source="test", env={})
