@@ -263,8 +263,10 @@ def fit_binnings(seed: int) -> dict[str, dict[str, Any]]:
 #: a master scale of PD upper edges (the last grade open), as a calibration pass groups it
 MASTER_SCALE = (0.005, 0.01, 0.02, 0.04, 0.08, 0.15)
 #: what a calibration pass adds to the request: nothing; PD sums on the score's baseline bins
-#: (calibration's default grades); or a master scale of grades on the PD, with sums
-CALIBRATION_VARIANTS = ("none", "sums", "grades")
+#: (calibration's default grades); or a master scale of grades on the PD, with sums. And
+#: "checks": no PD sums, but the loans' checks a run makes (invalid loans left out and counted,
+#: duplicate ids counted: the request names its score and id columns)
+CALIBRATION_VARIANTS = ("none", "sums", "grades", "checks")
 
 
 def make_request(binnings: dict[str, dict[str, Any]], calibration: str = "none") -> Any:
@@ -293,7 +295,10 @@ def make_request(binnings: dict[str, dict[str, Any]], calibration: str = "none")
         label="bad",
         weight="exposure",
         segments=("channel",),
-        pd=None if calibration == "none" else PdSource("pd_score"),
+        pd=None if calibration in ("none", "checks") else PdSource("pd_score"),
+        score="pd_score" if calibration == "checks" else None,
+        exclude_invalid=calibration == "checks",
+        id="loan_id" if calibration == "checks" else None,
     )
 
 
@@ -884,7 +889,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         choices=CALIBRATION_VARIANTS,
         help="time each riskmon strategy with these calibration variants, interleaved: none "
         "(no PD sums), sums (PD sums on the score's bins), grades (a master scale on the PD, "
-        "with sums); default: none",
+        "with sums), checks (invalid loans and duplicate ids counted); default: none",
     )
     parser.add_argument("--floor", nargs="*", help="floor shapes to time (default: all)")
     parser.add_argument("--skip-floor", action="store_true")

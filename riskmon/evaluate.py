@@ -14,7 +14,21 @@ from collections.abc import Sequence
 
 from riskmon.config import ModelConfig
 from riskmon.figures import CATALOG, BaselineView, Judge
-from riskmon.records import AlertRecord, FigureRecord, Figures
+from riskmon.records import ALL, CURRENT, AlertRecord, FigureRecord, Figures, Status
+
+
+def _too_small(judge: Judge, segment: str) -> str | None:
+    """Why a segment is reported but not judged: too few loans in its current population."""
+    least = judge.thresholds.min_segment_loans
+    if segment == ALL or not least:
+        return None
+    n = judge.figures.value("n_rows", CURRENT, segment=segment)
+    if n is None or n >= least:
+        return None
+    return (
+        f"segment {segment} has {int(n)} loans in the current population, fewer than "
+        f"thresholds.min_segment_loans ({least}): reported, not judged"
+    )
 
 
 def evaluate(
@@ -33,9 +47,15 @@ def evaluate(
     judge = Judge(model.thresholds, Figures(figures), baseline, previous_n_current, n_current)
     rules = CATALOG.rules
     for segment in judge.figures.segments():
+        small = _too_small(judge, segment)
         for rule in rules:
-            if rule.scope == "segment":
+            if rule.scope != "segment":
+                continue
+            if small is None:
                 rule.judge(judge, segment)
+            else:
+                levels = rule.levels(judge.thresholds)
+                judge.add(rule.name, Status.NOT_EVALUABLE, None, levels, small, segment=segment)
     for characteristic in model.characteristics:
         for rule in rules:
             if rule.scope == "variable":

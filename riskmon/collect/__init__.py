@@ -12,13 +12,21 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Literal
 
-from sqlalchemy import Connection, FromClause
+from sqlalchemy import Connection, FromClause, func, select
 
 from riskmon.collect import migration, pushdown, stream
 from riskmon.collect.binsql import category_text
 from riskmon.collect.engines import PROFILES, EngineProfile, profile_for
 from riskmon.collect.migration import MigrationRequest
-from riskmon.collect.selection import QueryColumns, disjoint_groups, exclusion_counts, usable_rows
+from riskmon.collect.selection import (
+    QueryColumns,
+    disjoint_groups,
+    duplicate_counts,
+    exclusion_counts,
+    numeric_columns,
+    text_counts,
+    usable_rows,
+)
 from riskmon.collect.source import Source, SourceColumn, required_columns
 from riskmon.collect.tables import (
     Aggregate,
@@ -90,12 +98,14 @@ def collect(
                 raise source.error(str(exc), column=_column(source, exc.column)) from None
         else:
             assert chosen != "auto"
+            if source.profile.text_in_numbers:
+                _refuse_text(source, connection, loans, request)
             aggregate, invalid_weights = pushdown.run(
                 connection, loans, request, chosen, source.profile
             )
         if migrations is not None:
             tally = _migrations(source, connection, loans, migrations, chosen)
-        excluded = _exclusions(connection, loans, request)
+        excluded = _exclusions(connection, loans, request, source.profile)
     _validate(source, request, aggregate, invalid_weights)
     tables = replace(assemble(request, aggregate), exclusions=excluded)
     if tally is None:
@@ -103,11 +113,44 @@ def collect(
     return replace(tables, migrations=_checked(source, migrations, tally))
 
 
+def _refuse_text(
+    source: Source, connection: Connection, loans: FromClause, request: CollectRequest
+) -> None:
+    """Refuse text in a column read as numbers, as the streaming reader does (an engine whose
+    numeric columns may hold text would compare it with the bin edges as a number)."""
+    columns = numeric_columns(request)
+    if not columns:
+        return
+    for group in disjoint_groups(request.populations):
+        cols = QueryColumns(loans, request, group)
+        counts = connection.execute(text_counts(cols, columns)).one()
+        for name, n in zip(columns, counts, strict=True):
+            if not n:
+                continue
+            if name == request.weight:  # as the other readings say it of a weight
+                raise source.error(
+                    f"expected non-negative, non-NULL weights, got {int(n)} row(s) without",
+                    column=_column(source, name),
+                )
+            column = loans.c[name]
+            examples = connection.execute(
+                select(column)
+                .select_from(loans)
+                .where(cols.where, func.typeof(column) == "text")
+                .limit(5)
+            ).scalars()
+            raise source.error(
+                f"Expected numeric values to bin, got {list(examples)!r} ({int(n)} row(s) with "
+                f"text)",
+                column=_column(source, name),
+            )
+
+
 def _exclusions(
-    connection: Connection, loans: FromClause, request: CollectRequest
+    connection: Connection, loans: FromClause, request: CollectRequest, engine: EngineProfile
 ) -> dict[str, Exclusions]:
-    """Per population, the loans read and those left out (none when the request names no
-    score column)."""
+    """Per population, the loans read, those left out and the used ones that repeat an id and
+    score date (none when the request names no score column)."""
     if request.score is None:
         return {}
     out = {p.name: Exclusions(0) for p in request.populations}
@@ -117,6 +160,13 @@ def _exclusions(
         for code, read, *left_out in connection.execute(statement).all():
             counts = [int(n or 0) for n in left_out] + [0, 0]
             out[cols.population_name(code)] = Exclusions(int(read), *counts[:3])
+        if request.id is None:
+            continue
+        with engine.per_loan(connection):
+            repeated = connection.execute(duplicate_counts(cols, loans.c[request.id])).all()
+        for code, n in repeated:
+            name = cols.population_name(code)
+            out[name] = replace(out[name], duplicates=int(n or 0))
     return out
 
 

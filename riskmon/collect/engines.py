@@ -35,11 +35,11 @@ CollectShape = Literal["packed", "grouping_sets", "union_all", "per_variable", "
 #: loans, benchmarks/collect.md); a larger GROUP BY spills to DuckDB's temporary directory
 #: (beside the file), and the union_all and grouping_sets shapes fail with a hint to raise it
 DUCKDB_MEMORY_LIMIT = "64MB"
-#: DuckDB's memory limit while it counts migrations (unless the URL sets one): the per-obligor
-#: window functions and aggregates spill to the temporary directory beyond it, but fail below
-#: about 100 MB; riskmon peaks at about 200-215 MB with it on 1M-10M obligor-snapshots
-#: (benchmarks/migration.md)
-DUCKDB_MIGRATION_MEMORY_LIMIT = "128MB"
+#: DuckDB's memory limit while it groups per loan or obligor (migrations, duplicate ids), unless
+#: the URL sets one: the window functions and aggregates spill to the temporary directory
+#: beyond it, but fail below about 100 MB; riskmon peaks at about 200-300 MB with it on 1M-10M
+#: obligor-snapshots (benchmarks/migration.md)
+DUCKDB_PER_LOAN_MEMORY_LIMIT = "128MB"
 
 #: planner settings for the collect statements on PostgreSQL, local to the read-only
 #: transaction. The grouped result is small by construction (bins x segments x labels), but the
@@ -99,15 +99,24 @@ class EngineProfile:
     reading_url: Callable[[URL], URL] | None = None
     guard: Callable[[Connection, float], None] | None = None  # each reading, first thing
     tuning: Callable[[Connection], None] | None = None  # before the statements of a SQL shape
-    #: around the migration statement (:mod:`.migration`), the settings it needs
-    migration_settings: Callable[[Connection], AbstractContextManager[None]] | None = None
+    #: a numeric column may hold text (SQLite's type affinity): the SQL shapes look for it first,
+    #: as the streaming reader refuses it, rather than binning text as a large number
+    text_in_numbers: bool = False
+    #: sets the reading's session time zone (an IANA name), where the engine has one
+    session_time_zone: Callable[[Connection, str], None] | None = None
+    #: around a statement that groups per loan or per obligor (the migrations of
+    #: :mod:`.migration`, the count of duplicate ids), the settings it needs
+    per_loan_settings: Callable[[Connection], AbstractContextManager[None]] | None = None
     timeout_markers: tuple[str, ...] = ()  # lower-case text of the engine's timeout error
     out_of_memory_hint: str = ""
 
-    def begin(self, connection: Connection, seconds: float) -> None:
-        """Guard a new reading: read-only, its statements limited to ``seconds``."""
+    def begin(self, connection: Connection, seconds: float, time_zone: str = "UTC") -> None:
+        """Guard a new reading: read-only, its statements limited to ``seconds``, in
+        ``time_zone`` where the engine has a session time zone."""
         if self.guard is not None:
             self.guard(connection, seconds)
+        if self.session_time_zone is not None:
+            self.session_time_zone(connection, time_zone)
 
     def tune(self, connection: Connection) -> None:
         """Set what the SQL shapes of :mod:`.pushdown` run best with, for the rest of the
@@ -115,11 +124,12 @@ class EngineProfile:
         if self.tuning is not None:
             self.tuning(connection)
 
-    def migrating(self, connection: Connection) -> AbstractContextManager[None]:
-        """The settings the migration statement runs under, restored afterwards."""
-        if self.migration_settings is None:
+    def per_loan(self, connection: Connection) -> AbstractContextManager[None]:
+        """The settings a statement grouping per loan or obligor runs under, restored
+        afterwards."""
+        if self.per_loan_settings is None:
             return nullcontext()
-        return self.migration_settings(connection)
+        return self.per_loan_settings(connection)
 
     def is_timeout(self, exc: DBAPIError) -> bool:
         """Whether ``exc`` is the engine cancelling a statement that outran its time limit."""
@@ -150,6 +160,10 @@ def _postgresql_guard(connection: Connection, seconds: float) -> None:
     connection.execute(text("SELECT set_config('statement_timeout', :ms, true)"), {"ms": str(ms)})
 
 
+def _postgresql_time_zone(connection: Connection, zone: str) -> None:
+    connection.execute(select(func.set_config(literal("TimeZone"), literal(zone), true())))
+
+
 def _postgresql_tuning(connection: Connection) -> None:
     for name, value in POSTGRESQL_SETTINGS.items():
         connection.execute(select(func.set_config(literal(name), literal(value), true())))
@@ -166,6 +180,7 @@ POSTGRESQL = EngineProfile(
     categories_by_text=True,
     guard=_postgresql_guard,
     tuning=_postgresql_tuning,
+    session_time_zone=_postgresql_time_zone,
     timeout_markers=("statement timeout",),
 )
 
@@ -185,6 +200,12 @@ def _mysql_guard(connection: Connection, seconds: float) -> None:
         connection.execute(text("SET SESSION max_execution_time = :ms"), {"ms": ms})
 
 
+def _mysql_time_zone(connection: Connection, zone: str) -> None:
+    # an offset needs no time zone tables on the server; a named zone does
+    value = "+00:00" if zone == "UTC" else zone
+    connection.execute(text("SET SESSION time_zone = :zone"), {"zone": value})
+
+
 MYSQL = EngineProfile(
     name="mysql",
     dialects=frozenset({"mysql", "mariadb"}),
@@ -198,6 +219,7 @@ MYSQL = EngineProfile(
     categories_by_text=False,
     on_connect=_mysql_read_only,
     guard=_mysql_guard,
+    session_time_zone=_mysql_time_zone,
     timeout_markers=("interrupted", "max_statement_time", "max_execution_time"),
 )
 
@@ -247,6 +269,7 @@ SQLITE = EngineProfile(
     on_connect=_sqlite_read_only,
     reading_url=_sqlite_read_only_url,
     guard=_sqlite_guard,
+    text_in_numbers=True,
     timeout_markers=("interrupted",),
 )
 
@@ -259,12 +282,12 @@ def _duckdb_connect_args() -> dict[str, Any]:
 
 
 @contextmanager
-def _duckdb_migration_memory(connection: Connection) -> Iterator[None]:
+def _duckdb_per_loan_memory(connection: Connection) -> Iterator[None]:
     # a memory limit set in the URL is the user's: kept
     if "memory_limit" in connection.engine.url.query:
         yield
         return
-    connection.exec_driver_sql(f"SET memory_limit = '{DUCKDB_MIGRATION_MEMORY_LIMIT}'")
+    connection.exec_driver_sql(f"SET memory_limit = '{DUCKDB_PER_LOAN_MEMORY_LIMIT}'")
     try:
         yield
     finally:
@@ -287,7 +310,7 @@ DUCKDB = EngineProfile(
     keys_once=True,
     reflects_tables=False,  # duckdb-engine cannot reflect a table on DuckDB 2
     connect_args=_duckdb_connect_args,
-    migration_settings=_duckdb_migration_memory,
+    per_loan_settings=_duckdb_per_loan_memory,
     reading_url=_duckdb_existing_file,
     out_of_memory_hint=(
         f"; DuckDB's memory_limit is {DUCKDB_MEMORY_LIMIT} unless the source URL sets one: "

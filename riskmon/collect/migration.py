@@ -253,7 +253,7 @@ def run(
     tally = Tally(request)
     s = len(request.tables.segments)
     weighted = request.tables.weight is not None
-    with engine.migrating(connection):
+    with engine.per_loan(connection):
         rows = connection.execute(statement(loans, request)).all()
     for row in rows:
         p0, p1, d0, d1, g0, g1, y0 = row[:7]

@@ -169,6 +169,47 @@ def exclusion_counts(cols: QueryColumns, score: ColumnElement[Any]) -> Select[An
     )
 
 
+def numeric_columns(request: CollectRequest) -> list[str]:
+    """The columns read as numbers: binned on numeric bins (not on the PD, which is cast), and
+    the weight."""
+    out: list[str] = []
+    for variable in request.variables:
+        for v in (variable, variable.crossed):
+            binning = None if v is None else v.binning
+            if v is not None and binning is not None and binning.kind == "numeric" and not v.on_pd:
+                out.append(v.column)
+    if request.weight:
+        out.append(request.weight)
+    return list(dict.fromkeys(out))
+
+
+def text_counts(cols: QueryColumns, columns: Sequence[str]) -> Select[Any]:
+    """A statement counting, per column, the rows whose value is text (SQLite's ``typeof``)."""
+    one, zero = literal(1, Integer()), literal(0, Integer())
+    c = cols.loans.c
+    return (
+        select(*(func.sum(case((func.typeof(c[n]) == "text", one), else_=zero)) for n in columns))
+        .select_from(cols.loans)
+        .where(cols.where)
+    )
+
+
+def duplicate_counts(cols: QueryColumns, loan_id: ColumnElement[Any]) -> Select[Any]:
+    """A statement counting, per population, the used loans that repeat the id and score date
+    of another: one ``GROUP BY`` on (id, score date), its groups of more than one summed."""
+    keys = [*cols.grouped_population, loan_id, cols.date]
+    repeated = (
+        select(cols.population, func.count().label("n"))
+        .select_from(cols.loans)
+        .where(cols.where, loan_id.is_not(None))
+        .group_by(*keys)
+        .having(func.count() > literal(1, Integer()))
+        .subquery("repeated")
+    )
+    r = repeated.c
+    return select(r.population, func.sum(r.n - literal(1, Integer()))).group_by(r.population)
+
+
 def pd_expression(column: ColumnElement[Any], source: PdSource) -> ColumnElement[Any]:
     """Each loan's PD as SQL: the column (as a double), or its points mapped to a PD."""
     value = cast(column, Double)

@@ -58,6 +58,7 @@ def required_columns(model: ModelConfig) -> list[SourceColumn]:
     """Every source column a run of ``model`` reads."""
     cols = model.columns
     out = [
+        SourceColumn("columns.id", cols.id, "id"),
         SourceColumn("columns.score_date", cols.score_date, "date"),
         SourceColumn("columns.score", cols.score, "numeric"),
         SourceColumn("columns.label", cols.label, "label"),
@@ -81,9 +82,8 @@ def required_columns(model: ModelConfig) -> list[SourceColumn]:
         SourceColumn(f"challengers[{i}].column", c.column, "numeric")
         for i, c in enumerate(model.challengers)
     ]
-    if model.rating.migration:
-        key = "columns.obligor" if cols.obligor else "columns.id"
-        out.append(SourceColumn(key, cols.obligor_column, "id"))
+    if model.rating.migration and cols.obligor:
+        out.append(SourceColumn("columns.obligor", cols.obligor, "id"))
     return out
 
 
@@ -166,7 +166,7 @@ class Source:
                 unavailable=True,
             ) from None
         try:
-            self.profile.begin(connection, seconds)
+            self.profile.begin(connection, seconds, self.config.time_zone)
             yield connection
         except DBAPIError as exc:
             if self.profile.is_timeout(exc):

@@ -102,6 +102,8 @@ class CollectRequest:
     #: NULL or negative) are left out of every table and counted (:class:`Exclusions`)
     score: str | None = None
     exclude_invalid: bool = False
+    #: the id column: used loans repeating an id and score date are counted (``Exclusions``)
+    id: str | None = None
 
     def variable(self, name: str) -> Variable:
         return next(v for v in self.variables if v.name == name)

@@ -178,7 +178,20 @@ class SourceConfig(_Strict):
     schema_: str | None = Field(default=None, alias="schema")
     query: str | None = None
     statement_timeout_seconds: float = Field(default=600.0, gt=0)
+    #: the session time zone riskmon reads in (PostgreSQL, MySQL/MariaDB): a score date stored
+    #: with a time zone falls into the window of its date in this zone, whatever the server's
+    #: or the login's default
+    time_zone: str = "UTC"
     _unset_variables: tuple[str, ...] = PrivateAttr(default=())
+
+    @field_validator("time_zone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        try:
+            time_zone(value)
+        except ValueError as exc:
+            raise ValueError(str(exc)) from None
+        return value
 
     @property
     def unset_variables(self) -> tuple[str, ...]:

@@ -77,8 +77,12 @@ class Thresholds(_Strict):
     volume_change: Band = Band(amber=0.25, red=0.50)
     #: share of a population's loans left out for invalid data (no score, an invalid weight)
     excluded_share: Band = Band(amber=0.01, red=0.05)
+    #: share of a population's loans that repeat the id and score date of another
+    duplicate_ids: Band = Band(amber=0.001, red=0.01)
     #: change of a characteristic's missing rate against the baseline, in rate points
     missing_rate_change: Band = Band(amber=0.05, red=0.10)
+    #: a segment whose current population has fewer loans than this is reported, not judged
+    min_segment_loans: int = Field(default=100, ge=0)
     #: fewer bads than this in the performance cohort: discrimination is not evaluable
     min_bads: int = Field(default=30, ge=1)
     #: calibration tests of under-estimation (observed default rate above the PD), per grade

@@ -88,6 +88,7 @@ def _excluded(tables: RunTables, population: str) -> FigureRecord | None:
         "invalid_weight": counts.invalid_weight,
         "zero_weight": counts.zero_weight,
         "used": counts.used,
+        "duplicate_ids": counts.duplicates,
     }
     share = counts.invalid / counts.read if counts.read else None
     reason = None if counts.read else "no loans scored in the window"
@@ -218,6 +219,29 @@ def _judge_exclusions(judge: Judge, _: str) -> None:
     judge.add("exclusions", banded(share, band.amber, band.red), share, levels, message)
 
 
+def _judge_duplicates(judge: Judge, _: str) -> None:
+    """The larger share of used loans repeating the id and score date of another."""
+    band = judge.thresholds.duplicate_ids
+    levels = amber_red(band)
+    found = []
+    for name, population in (("current population", CURRENT), ("cohort", PERFORMANCE)):
+        f = judge.figures.get("excluded_share", population)
+        if f is None or "duplicate_ids" not in f.params or not f.params.get("used"):
+            continue
+        found.append((int(f.params["duplicate_ids"]) / int(f.params["used"]), name, f))
+    if not found:
+        return
+    share = max(s for s, _, _ in found)
+    message = "; ".join(
+        f"{name}: {f.params['duplicate_ids']} of {f.params['used']} loans repeat the id and "
+        f"score date of another"
+        for _, name, f in found
+    )
+    if share >= 0.5:
+        message += " (a source that returns every loan twice?)"
+    judge.add("duplicate_ids", banded(share, band.amber, band.red), share, levels, message)
+
+
 def _judge_matured(judge: Judge, _: str) -> None:
     """AMBER when the performance cohort has no matured outcome: nothing about the model's
     performance was judged, which a GREEN run would hide."""
@@ -309,6 +333,7 @@ class WaterfallRow:
     zero_weight: int
     used: int
     share: float | None
+    duplicates: int | None = None
 
 
 @dataclass(frozen=True)
@@ -319,6 +344,7 @@ class DataQuality:
     n_scored: int | None
     waterfall: tuple[WaterfallRow, ...] = ()
     exclusions_status: str | None = None
+    duplicates_status: str | None = None
 
 
 def section(run: RunView) -> DataQuality:
@@ -348,6 +374,7 @@ def section(run: RunView) -> DataQuality:
             zero_weight=int(f.params.get("zero_weight", 0)),
             used=int(f.params.get("used", 0)),
             share=f.value,
+            duplicates=f.params.get("duplicate_ids"),
         )
         for name, population in (("Current population", CURRENT), ("Cohort", PERFORMANCE))
         if (f := figures.get("excluded_share", population)) is not None
@@ -359,6 +386,7 @@ def section(run: RunView) -> DataQuality:
         n_scored=params.get("n_scored"),
         waterfall=tuple(waterfall),
         exclusions_status=run.alerts.status("exclusions"),
+        duplicates_status=run.alerts.status("duplicate_ids"),
     )
 
 
@@ -392,6 +420,14 @@ FAMILY = Family(
             lambda t: amber_red(t.excluded_share),
             _describe_share,
             _judge_exclusions,
+        ),
+        Rule(
+            "duplicate_ids",
+            "run",
+            "share of loans repeating an id and score date (counted, not removed)",
+            lambda t: amber_red(t.duplicate_ids),
+            _describe_share,
+            _judge_duplicates,
         ),
         Rule(
             "cohort_matured",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -374,8 +375,13 @@ def test_invalid_loans_are_left_out_and_counted_by_every_strategy(
             weights[(u >= 0.02) & (u < 0.04)] = -5.0
         weights[(u >= 0.04) & (u < 0.07)] = 0.0
         frame["exposure"] = weights
+    # a few loans delivered twice, one three times: counted among the used, not removed
+    twice = frame.sample(n=40, random_state=13)
+    frame = pd.concat([frame, twice, twice.iloc[:1]], ignore_index=True)
     load(url, frame)
-    req = dataclasses.replace(request(weighted=weighted), score="pd_score", exclude_invalid=exclude)
+    req = dataclasses.replace(
+        request(weighted=weighted), score="pd_score", exclude_invalid=exclude, id="loan_id"
+    )
     scored = frame["pd_score"].notna()
     usable = scored & (frame["exposure"] > 0) if weighted else scored
     expected = expected_tables(frame[usable], req)
@@ -393,6 +399,31 @@ def test_invalid_loans_are_left_out_and_counted_by_every_strategy(
                 zero = ~null & (w == 0)
             else:
                 invalid = zero = pd.Series(False, index=rows.index)
+            used = rows[usable.loc[rows.index]]
+            repeats = int(used.duplicated(["loan_id", "score_date"]).sum())
             assert collected.exclusions[population.name] == Exclusions(
-                len(rows), int(null.sum()), int(invalid.sum()), int(zero.sum())
+                len(rows), int(null.sum()), int(invalid.sum()), int(zero.sum()), repeats
             ), (strategy, population.name)
+
+
+@pytest.mark.parametrize("column", ["income", "exposure"])
+def test_text_in_a_numeric_sqlite_column_is_refused_by_every_strategy(
+    tmp_path: Path, column: str
+) -> None:
+    """SQLite keeps text in a REAL column; binned as a number it would land in the top bin.
+    Every strategy refuses it as the streaming reader does, naming the column."""
+    import sqlite3
+
+    url = f"sqlite:///{tmp_path / 'loans.db'}"
+    frame = loan_frame(seed=21)
+    load(url, frame)
+    with sqlite3.connect(tmp_path / "loans.db") as connection:
+        connection.execute(f"UPDATE loans SET {column} = 'n/a' WHERE loan_id % 97 = 0")
+    req = request()
+    key = r"characteristics\[0\]" if column == "income" else "columns.weight"
+    said = "numeric values to bin, got ['n/a'" if column == "income" else "weights, got 24 row"
+    with Source(model_config(url)) as source:
+        for strategy in STRATEGIES_BY_DIALECT["sqlite"]:
+            with pytest.raises(SourceError, match=rf"column '{column}' \({key}\)") as caught:
+                collect(source, req, strategy=strategy)
+            assert said in str(caught.value), strategy

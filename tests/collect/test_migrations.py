@@ -256,7 +256,7 @@ def test_duckdb_counts_under_a_raised_memory_limit_then_restores_it(
     model = model.model_copy(update={"rating": model.rating.model_copy(update={"migration": True})})
     seen: list[str] = []
     with Source(model) as source:
-        settings = source.profile.migration_settings
+        settings = source.profile.per_loan_settings
         assert settings is not None
 
         def spy(connection: Any) -> Any:
@@ -272,7 +272,7 @@ def test_duckdb_counts_under_a_raised_memory_limit_then_restores_it(
 
             return Watch()
 
-        source.profile = dataclasses.replace(source.profile, migration_settings=spy)
+        source.profile = dataclasses.replace(source.profile, per_loan_settings=spy)
         collect_migrations(source, migration_request(ON_SCORE, weighted=True))
         with source.reading() as connection:
             after = _memory_limit(connection)

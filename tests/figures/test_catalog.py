@@ -66,6 +66,7 @@ def test_every_rule_reads_its_levels_from_the_thresholds_and_describes_them() ->
         "iv_drop",
         "volume_change",
         "exclusions",
+        "duplicate_ids",
         "cohort_matured",
         "missing_rate_change",
     ]

@@ -90,3 +90,52 @@ def test_within_noise_is_validated() -> None:
     }
     with pytest.raises(ConfigError, match=r"thresholds.within_noise"):
         parse_config({"models": [model]}, source="test", env={})
+
+
+def _model(**thresholds: Any) -> Any:
+    model: dict[str, Any] = {
+        "name": "m",
+        "source": {"url": "sqlite:///x.db", "table": "t"},
+        "columns": {"id": "i", "score_date": "d", "score": "s", "label": "y"},
+        "score_direction": "higher_is_riskier",
+        "baseline": {"start": "2024-01-01", "end": "2024-06-30"},
+        "thresholds": thresholds,
+    }
+    return parse_config({"models": [model]}, source="test", env={}).models[0]
+
+
+@pytest.mark.parametrize(("least", "judged"), [(100, False), (40, True), (0, True)])
+def test_a_segment_below_min_segment_loans_is_reported_not_judged(least: int, judged: bool) -> None:
+    from riskmon.evaluate import evaluate
+
+    figures = [
+        FigureRecord("n_rows", 5000.0, CURRENT),
+        FigureRecord("n_rows", 60.0, CURRENT, segment="channel=broker"),
+        _psi(0.40, 0.10),
+        FigureRecord(
+            "psi",
+            0.40,
+            CURRENT,
+            variable=SCORE,
+            segment="channel=broker",
+            params={"critical_value": 0.10},
+        ),
+    ]
+    alerts = evaluate(
+        _model(min_segment_loans=least),
+        figures,
+        _Baseline(),
+        previous_n_current=None,
+        n_current=5000,  # type: ignore[arg-type]
+    )
+    (whole,) = [a for a in alerts if a.rule == "psi" and not a.segment]
+    (broker,) = [a for a in alerts if a.rule == "psi" and a.segment == "channel=broker"]
+    assert whole.status == Status.RED
+    if judged:
+        assert broker.status == Status.RED
+    else:
+        assert broker.status == Status.NOT_EVALUABLE
+        assert broker.message == (
+            "segment channel=broker has 60 loans in the current population, fewer than "
+            "thresholds.min_segment_loans (100): reported, not judged"
+        )

@@ -236,3 +236,30 @@ def test_an_in_sample_cohort_is_flagged_and_its_drops_are_not_judged(
     assert overlap.value == 0.0
     for alert in (a for a in outcome.alerts if a.rule in rules):
         assert "in-sample" not in alert.message
+
+
+def test_a_source_that_returns_every_loan_twice_is_red(store: MetricStore, tmp_path: Path) -> None:
+    """The database counts the loans repeating an id and score date: a doubled feed is RED and
+    says so; a feed with each loan once is GREEN."""
+    book = _book(seed=8)
+    columns = {"id": "loan_id", "score_date": "score_date", "score": "pd_score"}
+    columns |= {"label": "default_12m"}
+    found = {}
+    for name, frame in (("once", book), ("twice", pd.concat([book, book], ignore_index=True))):
+        url = f"sqlite:///{tmp_path / f'{name}.db'}"
+        write_loans(url, frame)
+        model = book_model(url, name=name, columns=columns)
+        outcome = run_model(model, dt.date(2025, 1, 31), store=store)
+        assert outcome.ok, outcome.error
+        (alert,) = [a for a in outcome.alerts if a.rule == "duplicate_ids"]
+        found[name] = alert
+    assert found["once"].status == Status.GREEN
+    assert found["once"].value == 0.0
+    twice = found["twice"]
+    assert twice.status == Status.RED
+    assert twice.value == 0.5
+    n = 2 * LOANS_PER_MONTH
+    assert f"current population: {n // 2} of {n} loans repeat the id and score date" in (
+        twice.message
+    )
+    assert "every loan twice?" in twice.message

@@ -215,6 +215,7 @@ PINNED: dict[type, list[str]] = {
         "n_scored",
         "waterfall",
         "exclusions_status",
+        "duplicates_status",
     ],
     c.Parameter: ["name", "value"],
     c.Appendix: ["parameters", "run_version", "baseline_version", "report_version", "config_hash"],
