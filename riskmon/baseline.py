@@ -291,7 +291,7 @@ def collect_request(
         pd=pd_source(model, bins),
         score=model.columns.score,
         exclude_invalid=model.on_invalid == "exclude",
-        id=model.columns.id,
+        id=model.columns.id if model.source.count_duplicate_ids else None,
     )
 
 

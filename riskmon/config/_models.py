@@ -182,6 +182,9 @@ class SourceConfig(_Strict):
     #: with a time zone falls into the window of its date in this zone, whatever the server's
     #: or the login's default
     time_zone: str = "UTC"
+    #: count the loans repeating an id and score date (one more GROUP BY on the two; its cost in
+    #: benchmarks/collect.md)
+    count_duplicate_ids: bool = True
     _unset_variables: tuple[str, ...] = PrivateAttr(default=())
 
     @field_validator("time_zone")
