@@ -64,8 +64,9 @@ class Exclusions:
     null_score: int = 0
     invalid_weight: int = 0
     zero_weight: int = 0
-    #: used loans that repeat the id and score date of another (counted, not removed)
-    duplicates: int = 0
+    #: used loans that repeat the id and score date of another (counted, not removed; None:
+    #: not counted)
+    duplicates: int | None = None
 
     @property
     def invalid(self) -> int:

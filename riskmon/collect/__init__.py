@@ -164,6 +164,8 @@ def _exclusions(
             continue
         with engine.per_loan(connection):
             repeated = connection.execute(duplicate_counts(cols, loans.c[request.id])).all()
+        for name in cols.population_names:
+            out[name] = replace(out[name], duplicates=0)
         for code, n in repeated:
             name = cols.population_name(code)
             out[name] = replace(out[name], duplicates=int(n or 0))

@@ -88,8 +88,9 @@ def _excluded(tables: RunTables, population: str) -> FigureRecord | None:
         "invalid_weight": counts.invalid_weight,
         "zero_weight": counts.zero_weight,
         "used": counts.used,
-        "duplicate_ids": counts.duplicates,
     }
+    if counts.duplicates is not None:
+        params["duplicate_ids"] = counts.duplicates
     share = counts.invalid / counts.read if counts.read else None
     reason = None if counts.read else "no loans scored in the window"
     return FigureRecord("excluded_share", share, population, reason=reason, params=params)

@@ -263,3 +263,14 @@ def test_a_source_that_returns_every_loan_twice_is_red(store: MetricStore, tmp_p
         twice.message
     )
     assert "every loan twice?" in twice.message
+    # a source whose ids are known unique can skip the count: then nothing is said of them
+    url = f"sqlite:///{tmp_path / 'twice.db'}"
+    source = {"url": url, "table": "loans", "count_duplicate_ids": False}
+    model = book_model(url, name="unchecked", columns=columns, source=source)
+    outcome = run_model(model, dt.date(2025, 1, 31), store=store)
+    assert outcome.ok, outcome.error
+    assert [a for a in outcome.alerts if a.rule == "duplicate_ids"] == []
+    (excluded,) = [
+        f for f in outcome.figures if f.name == "excluded_share" and f.population == "current"
+    ]
+    assert "duplicate_ids" not in excluded.params
