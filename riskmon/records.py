@@ -58,10 +58,12 @@ MIGRATION = "migration"
 @dataclass(frozen=True)
 class Exclusions:
     """One population's loans read and why some were left out, each loan counted once, in this
-    order: no score (NULL), a weight NULL or negative, a weight of 0; the rest were used."""
+    order: no score (NULL), a score NaN or infinite, a weight NULL or negative, a weight of 0;
+    the rest were used."""
 
     read: int
     null_score: int = 0
+    non_finite_score: int = 0
     invalid_weight: int = 0
     zero_weight: int = 0
     #: used loans that repeat the id and score date of another (counted, not removed; None:
@@ -71,7 +73,7 @@ class Exclusions:
     @property
     def invalid(self) -> int:
         """Loans left out for invalid data (a zero weight is valid: it counts for nothing)."""
-        return self.null_score + self.invalid_weight
+        return self.null_score + self.non_finite_score + self.invalid_weight
 
     @property
     def used(self) -> int:

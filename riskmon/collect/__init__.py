@@ -107,10 +107,25 @@ def collect(
             tally = _migrations(source, connection, loans, migrations, chosen)
         excluded = _exclusions(connection, loans, request, source.profile)
     _validate(source, request, aggregate, invalid_weights)
+    _refuse_non_finite(source, request, excluded)
     tables = replace(assemble(request, aggregate), exclusions=excluded)
     if tally is None:
         return tables
     return replace(tables, migrations=_checked(source, migrations, tally))
+
+
+def _refuse_non_finite(
+    source: Source, request: CollectRequest, excluded: dict[str, Exclusions]
+) -> None:
+    """Where invalid loans fail the collect, a score NaN or infinite fails it too (it would
+    sort above every bin edge)."""
+    n = sum(e.non_finite_score for e in excluded.values())
+    if request.exclude_invalid or not n or request.score is None:
+        return
+    raise source.error(
+        f"expected a finite score on every loan, got {n} row(s) NaN or infinite",
+        column=_column(source, request.score),
+    )
 
 
 def _refuse_text(
@@ -159,7 +174,7 @@ def _exclusions(
         statement = exclusion_counts(cols, loans.c[request.score])
         for code, read, *left_out in connection.execute(statement).all():
             counts = [int(n or 0) for n in left_out] + [0, 0]
-            out[cols.population_name(code)] = Exclusions(int(read), *counts[:3])
+            out[cols.population_name(code)] = Exclusions(int(read), *counts[:4])
         if request.id is None:
             continue
         with engine.per_loan(connection):

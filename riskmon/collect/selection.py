@@ -141,21 +141,35 @@ def usable_rows(
     weight too (without, a NULL score or an invalid weight is read, and the collect fails)."""
     out: list[ColumnElement[bool]] = []
     if exclude and score is not None:
-        out.append(score.is_not(None))
+        out += [score.is_not(None), finite(score)]
     if weight is not None:
         out.append(weight > 0 if exclude else or_(weight.is_(None), weight != 0))
     return out
 
 
+#: the largest finite double: NaN (greater than every number in PostgreSQL and DuckDB) and the
+#: infinities lie outside [−MAX, MAX], and no engine has to bind an infinity
+_MAX_DOUBLE = 1.7976931348623157e308
+
+
+def finite(value: ColumnElement[Any]) -> ColumnElement[bool]:
+    """``value`` is a finite number: not NaN, not ±infinity (nor NULL)."""
+    bound: ColumnElement[float] = literal(_MAX_DOUBLE, Double())
+    return value.between(-bound, bound)
+
+
 def exclusion_counts(cols: QueryColumns, score: ColumnElement[Any]) -> Select[Any]:
     """A statement counting, per population, the loans read and those left out, each once:
-    no score, else a weight NULL or negative, else a weight of 0."""
+    no score, else a score NaN or infinite, else a weight NULL or negative, else a weight
+    of 0."""
     one, zero = literal(1, Integer()), literal(0, Integer())
     measures: list[ColumnElement[Any]] = [func.count()]
     measures.append(func.sum(case((score.is_(None), one), else_=zero)))
+    not_finite = and_(score.is_not(None), ~finite(score))
+    measures.append(func.sum(case((not_finite, one), else_=zero)))
     weight = cols.weight
     if weight is not None:
-        scored = score.is_not(None)
+        scored = finite(score)
         invalid = and_(scored, or_(weight.is_(None), weight < 0))
         measures += [
             func.sum(case((invalid, one), else_=zero)),

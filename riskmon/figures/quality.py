@@ -85,6 +85,7 @@ def _excluded(tables: RunTables, population: str) -> FigureRecord | None:
     params = {
         "read": counts.read,
         "null_score": counts.null_score,
+        "non_finite_score": counts.non_finite_score,
         "invalid_weight": counts.invalid_weight,
         "zero_weight": counts.zero_weight,
         "used": counts.used,
@@ -186,7 +187,11 @@ def _judge_volume(judge: Judge, _: str) -> None:
     )
 
 
-_WHY = {"null_score": "no score", "invalid_weight": "a weight NULL or negative"}
+_WHY = {
+    "null_score": "no score",
+    "non_finite_score": "a score NaN or infinite",
+    "invalid_weight": "a weight NULL or negative",
+}
 
 
 def _left_out(figure: FigureRecord) -> int:
@@ -330,6 +335,7 @@ class WaterfallRow:
     population: str
     read: int
     null_score: int
+    non_finite_score: int
     invalid_weight: int
     zero_weight: int
     used: int
@@ -371,6 +377,7 @@ def section(run: RunView) -> DataQuality:
             population=name,
             read=int(f.params.get("read", 0)),
             null_score=int(f.params.get("null_score", 0)),
+            non_finite_score=int(f.params.get("non_finite_score", 0)),
             invalid_weight=int(f.params.get("invalid_weight", 0)),
             zero_weight=int(f.params.get("zero_weight", 0)),
             used=int(f.params.get("used", 0)),

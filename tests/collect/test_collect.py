@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from sqlalchemy import create_engine, text
 
 from riskmon.collect import (
     ALL,
@@ -379,10 +380,13 @@ def test_invalid_loans_are_left_out_and_counted_by_every_strategy(
     twice = frame.sample(n=40, random_state=13)
     frame = pd.concat([frame, twice, twice.iloc[:1]], ignore_index=True)
     load(url, frame)
+    non_finite = pd.Series(False, index=frame.index)
+    if exclude:
+        non_finite = _non_finite_scores(dialect, url, frame)
     req = dataclasses.replace(
         request(weighted=weighted), score="pd_score", exclude_invalid=exclude, id="loan_id"
     )
-    scored = frame["pd_score"].notna()
+    scored = frame["pd_score"].notna() & ~non_finite
     usable = scored & (frame["exposure"] > 0) if weighted else scored
     expected = expected_tables(frame[usable], req)
     for strategy, collected in _collect_all(url, dialect, req, weighted).items():
@@ -393,17 +397,56 @@ def test_invalid_loans_are_left_out_and_counted_by_every_strategy(
         for population in req.populations:
             rows = frame[frame["score_date"].map(population.window.__contains__)]
             null = rows["pd_score"].isna()
+            odd = non_finite.loc[rows.index]
             if weighted:
                 w = rows["exposure"]
-                invalid = ~null & (w.isna() | (w < 0))
-                zero = ~null & (w == 0)
+                invalid = ~null & ~odd & (w.isna() | (w < 0))
+                zero = ~null & ~odd & (w == 0)
             else:
                 invalid = zero = pd.Series(False, index=rows.index)
             used = rows[usable.loc[rows.index]]
             repeats = int(used.duplicated(["loan_id", "score_date"]).sum())
             assert collected.exclusions[population.name] == Exclusions(
-                len(rows), int(null.sum()), int(invalid.sum()), int(zero.sum()), repeats
+                read=len(rows),
+                null_score=int(null.sum()),
+                non_finite_score=int(odd.sum()),
+                invalid_weight=int(invalid.sum()),
+                zero_weight=int(zero.sum()),
+                duplicates=repeats,
             ), (strategy, population.name)
+
+
+def _non_finite_scores(dialect: str, url: str, frame: pd.DataFrame) -> pd.Series:
+    """Make some scores NaN (where the engine stores NaN) and some infinite (where it stores
+    infinity): the rows, as a mask."""
+    values = {
+        "postgresql": ("'NaN'::float8", "'Infinity'::float8"),
+        "duckdb": ("'nan'::DOUBLE", "'inf'::DOUBLE"),
+        "sqlite": (None, "9e999"),
+    }.get(dialect)
+    mask = pd.Series(False, index=frame.index)
+    if values is None:
+        return mask  # MariaDB stores neither
+    scored = frame["pd_score"].notna()
+    for modulus, value in zip((53, 59), values, strict=True):
+        if value is None:
+            continue
+        sql = (
+            f"UPDATE loans SET pd_score = {value} "
+            f"WHERE loan_id % {modulus} = 0 AND pd_score IS NOT NULL"
+        )
+        if dialect == "duckdb":
+            import duckdb
+
+            with duckdb.connect(url.removeprefix("duckdb:///")) as connection:
+                connection.execute(sql)
+        else:
+            engine = create_engine(url)
+            with engine.begin() as connection:
+                connection.execute(text(sql))
+            engine.dispose()
+        mask |= scored & (frame["loan_id"] % modulus == 0)
+    return mask
 
 
 @pytest.mark.parametrize("column", ["income", "exposure"])
@@ -427,3 +470,20 @@ def test_text_in_a_numeric_sqlite_column_is_refused_by_every_strategy(
             with pytest.raises(SourceError, match=rf"column '{column}' \({key}\)") as caught:
                 collect(source, req, strategy=strategy)
             assert said in str(caught.value), strategy
+
+
+def test_an_infinite_score_fails_the_collect_where_invalid_loans_fail(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'loans.db'}"
+    frame = loan_frame(seed=23)
+    load(url, frame)
+    mask = _non_finite_scores("sqlite", url, frame)
+    req = dataclasses.replace(request(), score="pd_score", exclude_invalid=False)
+    with Source(model_config(url)) as source:
+        for strategy in STRATEGIES_BY_DIALECT["sqlite"]:
+            collected = None
+            with pytest.raises(SourceError, match=r"column 'pd_score' \(columns.score\)") as caught:
+                collected = collect(source, req, strategy=strategy)
+            assert collected is None
+            windows = frame["score_date"].map(lambda d: any(d in p.window for p in req.populations))
+            n = int((mask & windows).sum())
+            assert f"expected a finite score on every loan, got {n} row(s)" in str(caught.value)
