@@ -1,14 +1,20 @@
-"""Data quality: how many loans came, how many are unmatured, how many values are missing or
-were never seen in the baseline.
+"""Data quality: how many loans came, which were left out and why, how many are unmatured,
+how many values are missing or were never seen in the baseline.
 
 Figures: ``n_rows`` of the current population and ``unmatured_share`` of the cohort (per
-segment); ``missing_rate`` and ``unseen_rate`` of every characteristic (current population).
+segment); ``excluded_share`` of the current population and of the cohort, the share left out
+for invalid data, with the whole waterfall in its params (read; no score; a score NaN or
+infinite; a weight NULL or negative; a weight of 0; used; used loans repeating an id and score
+date); ``cohort_in_sample``, the share of the cohort's days inside the development window;
+``missing_rate`` and ``unseen_rate`` of every characteristic (current population).
 
 Rules: ``volume_change`` (``|now / previous run − 1|`` of the current population's size against
 the last run whose current population had loans, ``thresholds.volume_change``; an empty current
-population is RED: a feed that stopped must not read as a quiet month) and
-``missing_rate_change`` (``|now − baseline|`` of a characteristic's missing rate in rate
-points, ``thresholds.missing_rate_change``).
+population is RED: a feed that stopped must not read as a quiet month); ``exclusions``
+(``thresholds.excluded_share``); ``duplicate_ids`` (``thresholds.duplicate_ids``);
+``cohort_matured`` (AMBER when the cohort has no matured outcome); and ``missing_rate_change``
+(``|now − baseline|`` of a characteristic's missing rate in rate points,
+``thresholds.missing_rate_change``).
 """
 
 from __future__ import annotations
