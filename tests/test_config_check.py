@@ -67,9 +67,9 @@ def test_connect_checks_the_store_and_every_source_per_model(
     assert code == SourceError.exit_code != 0, lines
     checks = lines[lines.index(next(x for x in lines if x.startswith("store: connected"))) :]
     assert checks[1:] == [
-        "model on_sqlite: source connected, table loans has all 8 columns",
-        "model on_postgres: source connected, table loans has all 8 columns",
-        "model by_query: source connected, query has all 8 columns",
+        "model on_sqlite: source connected, table loans has all 9 columns",
+        "model on_postgres: source connected, table loans has all 9 columns",
+        "model by_query: source connected, query has all 9 columns",
         "model mistyped: source FAILED: model 'mistyped', column 'incomee' "
         "(characteristics[0]): not found in the source (it has: bad, channel, exposure, grade, "
         "income, loan_id, pd_score, region, score_date)",
