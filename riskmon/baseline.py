@@ -302,24 +302,14 @@ def migration_request(
     of the obligors scored in ``end`` and in the same window one horizon earlier."""
     if not model.rating.migration:
         return None
-    chosen = {v.name: v for v in variables(model, bins)}
-    grade = replace(chosen.get(GRADE) or chosen[SCORE], sums=False)
     horizon = model.migration_horizon
     start = DateWindow(subtract(end.start, horizon), subtract(end.end, horizon))
-    request = CollectRequest(
-        populations=[
-            Population("start", start, labeled=True),
-            Population("end", end, labeled=False),
-        ],
-        variables=[grade],
-        score_date=model.columns.score_date,
-        label=model.columns.label,
-        weight=model.columns.weight,
-        segments=model.columns.segments,
-        pd=pd_source(model, bins),
-        score=model.columns.score,
-        exclude_invalid=model.on_invalid == "exclude",
-    )
+    populations = [Population("start", start, labeled=True), Population("end", end, False)]
+    request = collect_request(model, bins, populations)
+    chosen = {v.name: v for v in request.variables}
+    grade = replace(chosen.get(GRADE) or chosen[SCORE], sums=False)
+    # the grades alone; the obligor is linked by its own column, not checked as a loan id
+    request = replace(request, variables=[grade], id=None)
     return MigrationRequest(request, obligor=model.columns.obligor_column)
 
 

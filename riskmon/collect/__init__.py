@@ -172,9 +172,10 @@ def _exclusions(
     for group in disjoint_groups(request.populations):
         cols = QueryColumns(loans, request, group)
         statement = exclusion_counts(cols, loans.c[request.score])
+        # unweighted, the statement has no weight columns: those counts stay 0
         for code, read, *left_out in connection.execute(statement).all():
-            counts = [int(n or 0) for n in left_out] + [0, 0]
-            out[cols.population_name(code)] = Exclusions(int(read), *counts[:4])
+            counts = (int(n or 0) for n in left_out)
+            out[cols.population_name(code)] = Exclusions(int(read), *counts)
         if request.id is None:
             continue
         with engine.per_loan(connection):

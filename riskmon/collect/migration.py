@@ -50,7 +50,7 @@ from sqlalchemy import (
 
 from riskmon.collect.binsql import bin_expression, category_text
 from riskmon.collect.engines import EngineProfile
-from riskmon.collect.selection import QueryColumns
+from riskmon.collect.selection import QueryColumns, disjoint_groups
 from riskmon.collect.tables import (
     CollectRequest,
     ColumnDataError,
@@ -79,7 +79,7 @@ class MigrationRequest:
 
     def __post_init__(self) -> None:
         start, end = self.tables.populations
-        if not (start.window.end < end.window.start or end.window.end < start.window.start):
+        if len(disjoint_groups(self.tables.populations)) > 1:
             raise InvalidDataError(
                 f"the migration's snapshots overlap: {start.window} and {end.window}"
             )
@@ -239,11 +239,6 @@ def _unlinked(loans: FromClause, request: MigrationRequest) -> Select[Any]:
         .where(cols.where, obligor.is_(None))
         .group_by(cols.population)
     )
-
-
-def _snapshot(code: Any, populations: int) -> int:
-    # a single-window group codes its population as the constant 0
-    return int(code) if populations > 1 else START
 
 
 def run(

@@ -6,6 +6,8 @@ file. Every problem becomes a :class:`~riskmon.errors.ConfigError` naming the fi
 (``models[1].source.url``) and what was expected; passwords are masked in every message.
 """
 
+from riskmon.config._base import Period
+from riskmon.config._families import Calibration, Challenger, Costs, GradeColumn, PointsToPd, Rating
 from riskmon.config._load import (
     key_path,
     load_config,
@@ -18,20 +20,13 @@ from riskmon.config._models import (
     DEFAULT_STORE_URL,
     RESERVED_VARIABLES,
     Bins,
-    Calibration,
-    Challenger,
     Characteristic,
     ColumnMap,
-    Costs,
     CronExpression,
     DatabaseURL,
-    GradeColumn,
     ModelConfig,
     NotificationsConfig,
     NotifyChannel,
-    Period,
-    PointsToPd,
-    Rating,
     RiskmonConfig,
     SchedulerConfig,
     SmtpConfig,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import itertools
 import json
 import re
 from pathlib import Path
@@ -13,7 +12,6 @@ from zoneinfo import ZoneInfo
 
 from pydantic import (
     AfterValidator,
-    BeforeValidator,
     Field,
     PrivateAttr,
     ValidationInfo,
@@ -21,7 +19,11 @@ from pydantic import (
     model_validator,
 )
 
+from riskmon.config._base import Period
 from riskmon.config._base import Strict as _Strict
+from riskmon.config._base import days as _days
+from riskmon.config._base import twice as _twice
+from riskmon.config._families import Calibration, Challenger, Rating
 from riskmon.config._paths import path_relative_to_config, unset_allowed, url_relative_to_config
 from riskmon.config._thresholds import Thresholds
 from riskmon.cron import cron_trigger, time_zone
@@ -39,13 +41,7 @@ RESERVED_VARIABLES = frozenset(
 )
 
 _ENV_REFERENCE = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}")
-_PERIOD = re.compile(r"^\s*(?P<count>\d+)\s*(?P<unit>day|week|month|year)s?\s*$", re.IGNORECASE)
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
-
-
-def _twice(names: list[str]) -> list[str]:
-    """The names given more than once, sorted."""
-    return sorted({n for n in names if names.count(n) > 1})
 
 
 _UTC = ZoneInfo("UTC")
@@ -82,34 +78,6 @@ DatabaseURL = Annotated[str, AfterValidator(_database_url), AfterValidator(url_r
 #: a file or folder; a relative one is relative to the configuration file
 ConfigPath = Annotated[Path, AfterValidator(path_relative_to_config)]
 CronExpression = Annotated[str, AfterValidator(_cron)]
-
-
-class Period(_Strict):
-    """A calendar length such as ``1 month`` or ``12 months`` (days, weeks, months, years)."""
-
-    count: int = Field(gt=0)
-    unit: Literal["day", "week", "month", "year"]
-
-    @model_validator(mode="before")
-    @classmethod
-    def _parse(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            match = _PERIOD.match(value)
-            if not match:
-                raise ValueError(
-                    f"expected a period like '1 month', '12 months', '4 weeks' or '30 days', "
-                    f"got {value!r}"
-                )
-            return {"count": int(match["count"]), "unit": match["unit"].lower()}
-        return value
-
-    def __str__(self) -> str:
-        return f"{self.count} {self.unit}{'s' if self.count != 1 else ''}"
-
-
-def _days(period: Period) -> float:
-    """A period's length in days, a month taken as its average length."""
-    return period.count * {"day": 1.0, "week": 7.0, "month": 30.44, "year": 365.25}[period.unit]
 
 
 class StoreConfig(_Strict):
@@ -264,115 +232,6 @@ class Bins(_Strict):
     score_grid: int = Field(default=2_000, ge=100, le=100_000)
     #: cells per score of the joint table a challenger is compared on (champion × challenger)
     challenger_grid: int = Field(default=100, ge=10, le=400)
-
-
-class PointsToPd(_Strict):
-    """A scorecard's points as a PD: ``points`` at good:bad ``odds``, odds doubling every
-    ``pdo`` points (PD = 1 / (1 + odds · 2^((score − points) / pdo)))."""
-
-    points: float
-    odds: float = Field(gt=0)
-    pdo: float = Field(gt=0)
-
-
-class Costs(_Strict):
-    """What a wrong decision at the cut-off costs, per loan (any unit, the same for both)."""
-
-    false_accept: float = Field(gt=0)  # a bad loan accepted
-    false_decline: float = Field(gt=0)  # a good loan declined
-
-
-class GradeColumn(_Strict):
-    """Grades read from a column, listed best (lowest PD) to worst."""
-
-    column: str
-    order: list[Annotated[str, BeforeValidator(str)]] = Field(min_length=2)
-
-    @field_validator("order")
-    @classmethod
-    def _unique(cls, value: list[str]) -> list[str]:
-        twice = _twice(value)
-        if twice:
-            raise ValueError(f"expected each grade once, got {twice} twice")
-        return value
-
-
-def _pd_edges(value: list[float]) -> list[float]:
-    if not all(0 < e < 1 for e in value):
-        raise ValueError(f"expected PD upper edges strictly between 0 and 1, got {value}")
-    if any(b <= a for a, b in itertools.pairwise(value)):
-        raise ValueError(f"expected strictly increasing PD upper edges, got {value}")
-    return value
-
-
-class Calibration(_Strict):
-    """Are the PDs right (back-testing per grade and for the portfolio), and how the decision
-    at the cut-off performs."""
-
-    #: None: on when the score is a PD (higher_is_riskier, baseline scores within [0, 1]) or
-    #: when `pd` or `points_to_pd` is given
-    enabled: bool | None = None
-    #: the column holding each loan's PD (default: the score itself)
-    pd: str | None = None
-    #: a scorecard's points mapped to a PD, instead of a PD column
-    points_to_pd: PointsToPd | None = None
-    #: the master scale: PD upper edges of the grades (the last grade is open), or a column
-    #: holding each loan's grade; default: the baseline's score bins
-    grades: Annotated[list[float], AfterValidator(_pd_edges)] | GradeColumn | None = None
-    #: the AUC of the initial validation for the ECB AUC test (default: the baseline's)
-    initial_auc: float | None = Field(default=None, gt=0, le=1)
-    #: its standard error (default: the baseline's DeLong standard error)
-    initial_auc_se: float | None = Field(default=None, gt=0)
-    #: default correlation for the correlation-adjusted binomial test (Vasicek one-factor)
-    default_correlation: float = Field(default=0.0, ge=0, lt=1)
-    #: confidence of the binomial tests' critical default counts
-    confidence: float = Field(default=0.99, gt=0.5, lt=1)
-    #: fewer expected defaults than this in a grade: Hosmer-Lemeshow merges it with a neighbour
-    min_expected_defaults: float = Field(default=5.0, gt=0)
-    #: the score at which loans are declined (higher_is_riskier: a score at or above it;
-    #: higher_is_safer: a score below it)
-    cutoff: float | None = None
-    costs: Costs | None = None
-
-    @model_validator(mode="after")
-    def _one_pd(self) -> Calibration:
-        if self.pd is not None and self.points_to_pd is not None:
-            raise ValueError("expected at most one of 'pd' and 'points_to_pd'")
-        if self.costs is not None and self.cutoff is None:
-            raise ValueError("'costs' go with a 'cutoff'")
-        return self
-
-
-class Rating(_Strict):
-    """The rating system's migrations: each obligor's grade now against its grade one
-    ``horizon`` earlier (the same grades as calibration's)."""
-
-    #: compute the migration matrix (the source re-scores obligors: one row per obligor and
-    #: score date)
-    migration: bool = False
-    #: how far back an obligor's earlier grade is read (default: the performance window)
-    horizon: Period | None = None
-    #: fewer obligors graded at both ends than this: the migration rules are not evaluable
-    min_rerated: int = Field(default=100, ge=1)
-
-
-class Challenger(_Strict):
-    """A challenger score of the same loans, compared with the model's score (the champion)."""
-
-    column: str
-    #: how it is shown and stored (default: the column's name)
-    name: str | None = None
-    #: default: the model's own direction
-    score_direction: Literal["higher_is_riskier", "higher_is_safer"] | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _column_alone(cls, value: Any) -> Any:
-        return {"column": value} if isinstance(value, str) else value
-
-    @property
-    def label(self) -> str:
-        return self.name or self.column
 
 
 class NotifyChannel(_Strict):

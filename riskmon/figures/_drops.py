@@ -111,14 +111,13 @@ def judge_drop(
         thresholds["baseline_within_ci"] = within
         if within and status != Status.GREEN:
             level = now.params.get("confidence_level", 0.95)
-            noise = f" (the baseline lies within the current {level:.0%} confidence interval)"
+            inside = f"the baseline lies within the current {level:.0%} confidence interval"
             if t.significant_drops_only:
                 status = Status.GREEN
-                noise = f" (not significant: the baseline lies within the current {level:.0%} "
-                noise += "confidence interval)"
+                noise = f" (not significant: {inside})"
             else:
                 status, capped = within_noise(status, t)
-                noise = noise[:-1] + capped + ")"
+                noise = f" ({inside}{capped})"
     message = (
         f"{label} {fmt(now.value)} vs baseline {fmt(base.value)}: "
         f"{abs(change):.1%} {'lower' if change >= 0 else 'higher'}{noise}"

@@ -60,7 +60,7 @@ from riskmon.figures._family import (
     p_levels,
     p_status,
 )
-from riskmon.figures.rating import grade_source
+from riskmon.figures.rating import grade_source, grades_best_first
 from riskmon.metrics import Binning, matrix_weighted_bandwidth, migration_stability_test
 from riskmon.records import (
     ALL,
@@ -70,7 +70,6 @@ from riskmon.records import (
     MIGRATION_APPEARED,
     MIGRATION_DEFAULTED,
     MIGRATION_LEFT,
-    SCORE,
     BinRecord,
     FigureRecord,
     Status,
@@ -201,7 +200,7 @@ def baseline_migration_figures(
     """The baseline's migration figures per segment (its re-rated obligors and bandwidths),
     which a run's bandwidths are compared with; ``variable`` is the grades' (the score's bins
     run riskiest first when higher scores are safer)."""
-    best_first = variable != SCORE or model.higher_is_riskier
+    best_first = grades_best_first(variable, model)
     weighted = model.columns.weight is not None
     figures: list[FigureRecord] = []
     for segment, counts in sorted(migrations.segments.items()):
@@ -232,7 +231,7 @@ def _grade(tables: RunTables) -> tuple[str, str, Binning, bool] | None:
         return None
     binning = tables.table(CURRENT, variable).binning
     assert binning is not None
-    best_first = variable != SCORE or tables.model.higher_is_riskier
+    best_first = grades_best_first(variable, tables.model)
     return variable, what, binning, best_first
 
 
@@ -460,14 +459,12 @@ def section(run: RunView) -> MigrationSection | None:
         c for c in (stability.params.get("cells", []) if stability else []) if c["p"] < level
     ]
     upper_series, _ = run.history.series("migration_mwb_upper", CURRENT)
-    lower_series, _ = run.history.series("migration_mwb_lower", CURRENT)
     trend = trend_chart(
         "Matrix weighted bandwidth over time (upper: downgrades)",
         upper_series,
         y_label="MWB",
         digits=4,
     )
-    del lower_series  # the upper side is charted; both are in riskmon history
     return MigrationSection(
         grades=str(rerated.params.get("grades", "")),
         horizon=str(rerated.params.get("horizon", "")),

@@ -210,23 +210,27 @@ def _waterfall(figure: FigureRecord) -> str:
     return ", ".join(parts) or "none"
 
 
+def _waterfalls(judge: Judge) -> list[tuple[str, FigureRecord]]:
+    """The current population's and the cohort's waterfalls (``excluded_share``), named."""
+    named = (("current population", CURRENT), ("cohort", PERFORMANCE))
+    return [
+        (name, f)
+        for name, population in named
+        if (f := judge.figures.get("excluded_share", population)) is not None
+    ]
+
+
 def _judge_exclusions(judge: Judge, _: str) -> None:
     """The larger share of invalid loans left out, of the current population and the cohort."""
     band = judge.thresholds.excluded_share
     levels = amber_red(band)
-    found = [
-        (f, name)
-        for name, population in (("current population", CURRENT), ("cohort", PERFORMANCE))
-        if (f := judge.figures.get("excluded_share", population)) is not None
-        and f.value is not None
-    ]
+    found = [(name, f) for name, f in _waterfalls(judge) if f.value is not None]
     if not found:
         return  # nothing was read, or exclusions were not counted
-    worst, _ = max(found, key=lambda item: item[0].value or 0.0)
-    share = worst.value or 0.0
+    share = max(f.value or 0.0 for _, f in found)
     message = "; ".join(
         f"{name}: {_left_out(f)} of {f.params.get('read', 0)} loans left out ({_waterfall(f)})"
-        for f, name in found
+        for name, f in found
     )
     judge.add("exclusions", banded(share, band.amber, band.red), share, levels, message)
 
@@ -235,19 +239,18 @@ def _judge_duplicates(judge: Judge, _: str) -> None:
     """The larger share of used loans repeating the id and score date of another."""
     band = judge.thresholds.duplicate_ids
     levels = amber_red(band)
-    found = []
-    for name, population in (("current population", CURRENT), ("cohort", PERFORMANCE)):
-        f = judge.figures.get("excluded_share", population)
-        if f is None or "duplicate_ids" not in f.params or not f.params.get("used"):
-            continue
-        found.append((int(f.params["duplicate_ids"]) / int(f.params["used"]), name, f))
+    found = [
+        (name, f)
+        for name, f in _waterfalls(judge)
+        if "duplicate_ids" in f.params and f.params.get("used")
+    ]
     if not found:
         return
-    share = max(s for s, _, _ in found)
+    share = max(int(f.params["duplicate_ids"]) / int(f.params["used"]) for _, f in found)
     message = "; ".join(
         f"{name}: {f.params['duplicate_ids']} of {f.params['used']} loans repeat the id and "
         f"score date of another"
-        for _, name, f in found
+        for name, f in found
     )
     if share >= 0.5:
         message += " (a source that returns every loan twice?)"

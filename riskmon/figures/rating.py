@@ -30,6 +30,7 @@ import numpy as np
 from scipy import special
 
 from riskmon.charts import Chart, bar_chart, trend_chart
+from riskmon.config import ModelConfig
 from riskmon.figures._family import (
     Family,
     FigureSpec,
@@ -72,6 +73,12 @@ def grade_source(tables: RunTables) -> tuple[str, str]:
     return SCORE, SCORE_BINS
 
 
+def grades_best_first(variable: str, model: ModelConfig) -> bool:
+    """Whether the bins of ``variable`` run from the best grade: configured grades do; the
+    score's bins do when higher scores are riskier."""
+    return variable != SCORE or model.higher_is_riskier
+
+
 def _grades(table: CountTable, best_first: bool) -> Grades:
     binning = table.binning
     assert binning is not None
@@ -98,7 +105,7 @@ def compute(tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
     """The grade distribution's figures and bins per segment of the current population."""
     variable, what = grade_source(tables)
     frozen = tables.baseline.binning(variable)
-    best_first = variable == GRADE or tables.model.higher_is_riskier
+    best_first = grades_best_first(variable, tables.model)
     figures: list[FigureRecord] = []
     bins: list[BinRecord] = []
     weighted = tables.model.columns.weight is not None
