@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -61,6 +61,7 @@ from riskmon.records import (
     BASELINE,
     CHALLENGER,
     CHALLENGER_GRID,
+    CURRENT,
     CUTOFF,
     DEVELOPMENT,
     GRADE,
@@ -92,6 +93,9 @@ class FrozenBins:
     score_top: float  # the largest baseline score (values the grid's last cell)
     n_distinct_scores: int
     score_bottom: float | None = None  # the smallest (None: a baseline frozen without it)
+    #: a categorical characteristic's baseline levels beyond its ``bins.max_levels`` most
+    #: frequent (in its "other" bin): a run tells them from levels the baseline never had
+    other_levels: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def _column(model: ModelConfig, characteristic: str) -> SourceColumn:
@@ -148,13 +152,23 @@ def fit_bins(model: ModelConfig, source: Source) -> FrozenBins:
         )
     if model.challengers:
         binnings |= _challenger_binnings(model, source, loans, window, values, counts)
+    other_levels: dict[str, tuple[str, ...]] = {}
     for characteristic in model.characteristics:
         column = loans.c[characteristic.source_column]
         if characteristic.kind == "categorical":
             levels, level_counts = _value_counts(source, loans, window, category_text(column))
-            binnings[characteristic.name] = fit_binning(
-                np.asarray(levels, dtype=object), kind="categorical", sample_weight=level_counts
+            binning = fit_binning(
+                np.asarray(levels, dtype=object),
+                kind="categorical",
+                sample_weight=level_counts,
+                max_levels=model.bins.max_levels,
             )
+            binnings[characteristic.name] = binning
+            if binning.other:
+                kept = {level for group in binning.levels for level in group}
+                other_levels[characteristic.name] = tuple(
+                    sorted({str(v) for v in levels if v is not None} - kept)
+                )
         else:
             raw, raw_counts = _value_counts(source, loans, window, column)
             try:
@@ -164,7 +178,14 @@ def fit_bins(model: ModelConfig, source: Source) -> FrozenBins:
             binnings[characteristic.name] = fit_binning(
                 x, kind="numeric", n_bins=model.bins.characteristics, sample_weight=raw_counts
             )
-    return FrozenBins(binnings, grid, float(values.max()), int(values.size), float(values.min()))
+    return FrozenBins(
+        binnings,
+        grid,
+        float(values.max()),
+        int(values.size),
+        float(values.min()),
+        other_levels,
+    )
 
 
 def _challenger_binnings(
@@ -292,6 +313,8 @@ def collect_request(
         score=model.columns.score,
         exclude_invalid=model.on_invalid == "exclude",
         id=model.columns.id if model.source.count_duplicate_ids else None,
+        census=[c.name for c in model.characteristics if c.kind == "categorical"],
+        census_population=CURRENT,
     )
 
 
@@ -309,7 +332,7 @@ def migration_request(
     chosen = {v.name: v for v in request.variables}
     grade = replace(chosen.get(GRADE) or chosen[SCORE], sums=False)
     # the grades alone; the obligor is linked by its own column, not checked as a loan id
-    request = replace(request, variables=[grade], id=None)
+    request = replace(request, variables=[grade], id=None, census=())
     return MigrationRequest(request, obligor=model.columns.obligor_column)
 
 
@@ -349,6 +372,18 @@ def _bin_records(
                 )
             )
     return tuple(records)
+
+
+def _characteristic_params(model: ModelConfig, bins: FrozenBins, name: str) -> dict[str, Any]:
+    """What a characteristic's frozen binning was asked for; for a categorical one that kept
+    only its most frequent levels, the baseline's other levels too."""
+    params: dict[str, Any] = {"n_bins_requested": model.bins.characteristics}
+    if name in bins.other_levels:
+        params |= {
+            "max_levels": model.bins.max_levels,
+            "other_levels": list(bins.other_levels[name]),
+        }
+    return params
 
 
 def freeze(
@@ -420,7 +455,7 @@ def freeze(
             params=(
                 {"n_bins_requested": model.bins.score, "score_direction": model.score_direction}
                 if name == SCORE
-                else {"n_bins_requested": model.bins.characteristics}
+                else _characteristic_params(model, bins, name)
             ),
             bins=_bin_records(collected, name, segments),
         )

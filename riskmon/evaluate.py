@@ -14,20 +14,23 @@ from collections.abc import Sequence
 
 from riskmon.config import ModelConfig
 from riskmon.figures import CATALOG, BaselineView, Judge
-from riskmon.records import ALL, CURRENT, AlertRecord, FigureRecord, Figures, Status
+from riskmon.records import ALL, CURRENT, PERFORMANCE, AlertRecord, FigureRecord, Figures, Status
+
+_POPULATION_NAMES = {CURRENT: "the current population", PERFORMANCE: "the performance cohort"}
 
 
-def _too_small(judge: Judge, segment: str) -> str | None:
-    """Why a segment is reported but not judged: too few loans in its current population."""
+def _too_small(judge: Judge, segment: str, population: str) -> str | None:
+    """Why a segment is reported but not judged by a rule of ``population``: too few loans in
+    it (a segment absent from it has none)."""
     least = judge.thresholds.min_segment_loans
     if segment == ALL or not least:
         return None
-    n = judge.figures.value("n_rows", CURRENT, segment=segment)
-    if n is None or n >= least:
+    n = judge.figures.value("n_rows", population, segment=segment) or 0
+    if n >= least:
         return None
     return (
-        f"segment {segment} has {int(n)} loans in the current population, fewer than "
-        f"thresholds.min_segment_loans ({least}): reported, not judged"
+        f"segment {segment} has {int(n)} loans in {_POPULATION_NAMES[population]}, fewer "
+        f"than thresholds.min_segment_loans ({least}): reported, not judged"
     )
 
 
@@ -47,10 +50,10 @@ def evaluate(
     judge = Judge(model.thresholds, Figures(figures), baseline, previous_n_current, n_current)
     rules = CATALOG.rules
     for segment in judge.figures.segments():
-        small = _too_small(judge, segment)
         for rule in rules:
             if rule.scope != "segment":
                 continue
+            small = _too_small(judge, segment, rule.population)
             if small is None:
                 rule.judge(judge, segment)
             else:

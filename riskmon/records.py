@@ -80,6 +80,29 @@ class Exclusions:
         return self.read - self.invalid - self.zero_weight
 
 
+@dataclass(frozen=True)
+class LevelCount:
+    """One level of a categorical characteristic: its loans and their summed weight."""
+
+    level: str
+    n: int
+    weight: float
+
+
+@dataclass(frozen=True)
+class LevelCensus:
+    """The levels in a categorical characteristic's last bin (unseen, or "other") in one
+    population, the largest first: ``n_levels`` distinct levels in all, of which ``levels``
+    lists the first (``complete``: all of them)."""
+
+    levels: tuple[LevelCount, ...]
+    n_levels: int
+
+    @property
+    def complete(self) -> bool:
+        return len(self.levels) == self.n_levels
+
+
 #: the loans scored in the stability window ending at the as-of date
 CURRENT = "current"
 #: the loans scored one performance window earlier, whose outcome has matured

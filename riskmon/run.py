@@ -52,6 +52,7 @@ from riskmon.records import (
     BinRecord,
     Exclusions,
     FigureRecord,
+    LevelCensus,
     RunCounts,
     RunPlanRecord,
     Status,
@@ -117,6 +118,9 @@ class _CollectedRun:
 
     def exclusions(self, population: str) -> Exclusions | None:
         return self.collected.exclusions.get(population)
+
+    def levels(self, variable: str) -> LevelCensus | None:
+        return self.collected.levels.get(variable)
 
     def segments(self) -> list[str]:
         return self.collected.segments()

@@ -16,6 +16,7 @@ from sqlalchemy import Connection, FromClause, func, select
 
 from riskmon.collect import migration, pushdown, stream
 from riskmon.collect.binsql import category_text
+from riskmon.collect.census import census
 from riskmon.collect.engines import PROFILES, EngineProfile, profile_for
 from riskmon.collect.migration import MigrationRequest
 from riskmon.collect.selection import (
@@ -106,9 +107,10 @@ def collect(
         if migrations is not None:
             tally = _migrations(source, connection, loans, migrations, chosen)
         excluded = _exclusions(connection, loans, request, source.profile)
+        levels = census(connection, loans, request)
     _validate(source, request, aggregate, invalid_weights)
     _refuse_non_finite(source, request, excluded)
-    tables = replace(assemble(request, aggregate), exclusions=excluded)
+    tables = replace(assemble(request, aggregate), exclusions=excluded, levels=levels)
     if tally is None:
         return tables
     return replace(tables, migrations=_checked(source, migrations, tally))

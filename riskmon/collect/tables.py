@@ -23,7 +23,7 @@ import numpy.typing as npt
 from riskmon.errors import InvalidDataError
 from riskmon.metrics import PD_SUMS, WEIGHTED_PD_SUMS, Binning, CountTable, PdTable
 from riskmon.plan import DateWindow
-from riskmon.records import ALL, Exclusions
+from riskmon.records import ALL, Exclusions, LevelCensus
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,10 @@ class CollectRequest:
     exclude_invalid: bool = False
     #: the id column: used loans repeating an id and score date are counted (``Exclusions``)
     id: str | None = None
+    #: categorical variables whose last bin's levels are named (:mod:`.census`), in the
+    #: population ``census_population``
+    census: Sequence[str] = ()
+    census_population: str | None = None
 
     def variable(self, name: str) -> Variable:
         return next(v for v in self.variables if v.name == name)
@@ -230,6 +234,8 @@ class CollectedTables:
     windows: dict[str, DateWindow] = field(default_factory=dict)
     #: each population's loans read and left out (when the request named its score)
     exclusions: dict[str, Exclusions] = field(default_factory=dict)
+    #: the levels in each censused variable's last bin (unseen, or "other")
+    levels: dict[str, LevelCensus] = field(default_factory=dict)
 
     def table(self, population: str, variable: str, segment: str = ALL) -> CountTable:
         """The count table of ``variable`` in ``population`` (and ``segment``)."""

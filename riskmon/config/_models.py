@@ -227,6 +227,9 @@ class Bins(_Strict):
 
     score: int = Field(default=10, ge=2, le=1000)
     characteristics: int = Field(default=10, ge=2, le=1000)
+    #: a categorical characteristic keeps its most frequent baseline levels, each its own bin;
+    #: the rest share an "other" bin (grouped on the database by this many parameters at most)
+    max_levels: int = Field(default=50, ge=1, le=1000)
     #: a score with more distinct baseline values is ranked on a grid of `score_grid` cells
     max_distinct_scores: int = Field(default=20_000, ge=100, le=1_000_000)
     score_grid: int = Field(default=2_000, ge=100, le=100_000)

@@ -81,7 +81,8 @@ class Thresholds(_Strict):
     duplicate_ids: Band = Band(amber=0.001, red=0.01)
     #: change of a characteristic's missing rate against the baseline, in rate points
     missing_rate_change: Band = Band(amber=0.05, red=0.10)
-    #: a segment whose current population has fewer loans than this is reported, not judged
+    #: a segment with fewer loans than this in the population a rule judges (current, or the
+    #: performance cohort) is reported, not judged by that rule
     min_segment_loans: int = Field(default=100, ge=0)
     #: fewer bads than this in the performance cohort: discrimination is not evaluable
     min_bads: int = Field(default=30, ge=1)

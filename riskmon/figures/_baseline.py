@@ -33,6 +33,8 @@ class _Variable(Protocol):
     @property
     def binning(self) -> dict[str, Any]: ...
     @property
+    def params(self) -> dict[str, Any]: ...
+    @property
     def bins(self) -> Sequence[_Bin]: ...
 
 
@@ -42,7 +44,8 @@ class _Stored(Protocol):
     @property
     def variables(self) -> Mapping[str, _Variable]: ...
 
-    def figure(self, name: str, variable: str = "", segment: str = "") -> FigureRecord | None: ...
+    @property
+    def figures(self) -> Sequence[FigureRecord]: ...
 
 
 class FrozenBaseline:
@@ -50,20 +53,38 @@ class FrozenBaseline:
 
     def __init__(self, stored: _Stored):
         self.stored = stored
+        # keyed once: a run with thousands of segments looks each of them up
+        self._figures = {(f.name, f.variable, f.segment): f for f in stored.figures}
+        self._segment_bins: dict[str, dict[str, list[_Bin]]] = {}
+        self._binnings: dict[str, Binning] = {}
 
     @property
     def version(self) -> int:
         return self.stored.version
 
     def figure(self, name: str, variable: str = "", segment: str = "") -> FigureRecord | None:
-        return self.stored.figure(name, variable, segment)
+        return self._figures.get((name, variable, segment))
 
     def has_segment(self, segment: str) -> bool:
-        return any(b.segment == segment for b in self.stored.variables[SCORE].bins)
+        return segment in self._by_segment(SCORE)
+
+    def _by_segment(self, variable: str) -> dict[str, list[_Bin]]:
+        grouped = self._segment_bins.get(variable)
+        if grouped is None:
+            grouped = self._segment_bins[variable] = {}
+            for b in self.stored.variables[variable].bins:
+                grouped.setdefault(b.segment, []).append(b)
+        return grouped
+
+    def _binning(self, variable: str) -> Binning:
+        binning = self._binnings.get(variable)
+        if binning is None:
+            binning = Binning.from_dict(self.stored.variables[variable].binning)
+            self._binnings[variable] = binning
+        return binning
 
     def _bins(self, variable: str, segment: str) -> tuple[Binning, list[_Bin]]:
-        var = self.stored.variables[variable]
-        return Binning.from_dict(var.binning), [b for b in var.bins if b.segment == segment]
+        return self._binning(variable), self._by_segment(variable).get(segment, [])
 
     def table(self, variable: str, segment: str = ALL) -> CountTable:
         """A variable's baseline distribution (all loans) as an unlabeled count table."""
@@ -82,8 +103,11 @@ class FrozenBaseline:
 
     def binning(self, variable: str) -> Binning | None:
         """The bins the baseline froze for ``variable``, None when it has none."""
+        return self._binning(variable) if variable in self.stored.variables else None
+
+    def other_levels(self, variable: str) -> frozenset[str]:
         var = self.stored.variables.get(variable)
-        return None if var is None else Binning.from_dict(var.binning)
+        return frozenset() if var is None else frozenset(var.params.get("other_levels", ()))
 
     def missing_rate(self, variable: str) -> float | None:
         """The share of the baseline's loans (whole population) in the missing bin."""

@@ -27,6 +27,7 @@ from riskmon.metrics import Binning, CountTable, PdTable
 from riskmon.plan import DateWindow
 from riskmon.records import (
     ALL,
+    CURRENT,
     PERFORMANCE,
     AlertLike,
     AlertRecord,
@@ -34,6 +35,7 @@ from riskmon.records import (
     Exclusions,
     FigureRecord,
     Figures,
+    LevelCensus,
     Status,
 )
 
@@ -91,6 +93,11 @@ class RunTables(Protocol):
 
     def window(self, population: str) -> DateWindow | None:
         """A population's window of score dates, None when it was not collected."""
+        ...
+
+    def levels(self, variable: str) -> LevelCensus | None:
+        """The levels in a categorical characteristic's last bin (unseen, or "other") in the
+        current population, None when they were not counted."""
         ...
 
     @property
@@ -151,6 +158,11 @@ class BaselineView(Protocol):
 
     def binning(self, variable: str) -> Binning | None:
         """The bins the baseline froze for ``variable``, None when it has none."""
+        ...
+
+    def other_levels(self, variable: str) -> frozenset[str]:
+        """A categorical variable's baseline levels in its "other" bin (none when it kept
+        every level)."""
         ...
 
 
@@ -285,6 +297,9 @@ class Rule:
     levels: Callable[[Thresholds], dict[str, Any]]
     describe: Callable[[Mapping[str, Any]], str]
     judge: Callable[[Judge, str], None]  # the segment, the variable, or "" for a run rule
+    #: the population a segment rule judges: a segment with fewer than
+    #: ``thresholds.min_segment_loans`` loans in it is reported, not judged
+    population: str = CURRENT
 
 
 @dataclass(frozen=True)

@@ -513,7 +513,7 @@ def _rule(name: str, scope: Any, figure: str, over: bool, grades: bool) -> Rule:
     def run_judge(j: Judge, where_: str) -> None:
         judge(j, where_, over=over)
 
-    return Rule(name, scope, figure, levels, describe_p, run_judge)
+    return Rule(name, scope, figure, levels, describe_p, run_judge, PERFORMANCE)
 
 
 FAMILY = Family(

@@ -322,7 +322,7 @@ FAMILY = Family(
     ),
     compute=compute,
     rules=(
-        Rule("ks_band", "segment", "KS", _ks_levels, _describe_ks, _judge_ks),
+        Rule("ks_band", "segment", "KS", _ks_levels, _describe_ks, _judge_ks, PERFORMANCE),
         Rule(
             "auc_drop",
             "segment",
@@ -330,6 +330,7 @@ FAMILY = Family(
             lambda t: amber_red(t.auc_drop),
             drop_levels,
             _judge_auc,
+            PERFORMANCE,
         ),
         Rule(
             "auc_test",
@@ -338,6 +339,7 @@ FAMILY = Family(
             lambda t: p_levels(t.auc_test) | {"min_bads": t.min_bads},
             describe_p,
             _judge_auc_test,
+            PERFORMANCE,
         ),
         Rule(
             "gini_drop",
@@ -346,6 +348,7 @@ FAMILY = Family(
             lambda t: amber_red(t.gini_drop),
             drop_levels,
             _judge_gini,
+            PERFORMANCE,
         ),
         Rule(
             "score_direction",

@@ -20,7 +20,7 @@ population is RED: a feed that stopped must not read as a quiet month); ``exclus
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from riskmon.figures._family import (
@@ -144,16 +144,60 @@ def compute(tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
             )
         )
         if binning.unseen_index is not None:
-            figures.append(
-                share_figure(
-                    current_table,
-                    binning.unseen_index,
-                    name="unseen_rate",
-                    variable=name,
-                    population=CURRENT,
-                )
-            )
+            figures.append(_unseen_figure(tables, name, current_table))
     return figures, []
+
+
+#: unseen levels named in a figure's parameters (the largest first)
+NAMED_LEVELS = 10
+
+
+def _unseen_figure(tables: RunTables, name: str, table: CountTable) -> FigureRecord:
+    """The weighted share of the current loans whose level the baseline never had, with the
+    largest such levels named. Where the baseline kept only its most frequent levels, its
+    other levels share the "other" bin with new ones, told apart by the levels it froze."""
+    binning = table.binning
+    assert binning is not None
+    assert binning.unseen_index is not None
+    census = tables.levels(name)
+    figure = share_figure(
+        table, binning.unseen_index, name="unseen_rate", variable=name, population=CURRENT
+    )
+    if figure.value is None:  # no loans now
+        return figure
+    if census is None:
+        if not binning.other:
+            return figure
+        return replace(
+            figure,
+            value=None,
+            reason="the levels of the other bin were not read: new ones are not told apart",
+        )
+    if not binning.other:
+        unseen = list(census.levels)
+        n_levels = census.n_levels
+        params: dict[str, Any] = {}
+    else:
+        if not census.complete:
+            return replace(
+                figure,
+                value=None,
+                reason=(
+                    f"{census.n_levels:,} levels in the other bin, more than are read "
+                    f"({len(census.levels):,}): new ones are not told apart"
+                ),
+            )
+        known = tables.baseline.other_levels(name)
+        unseen = [c for c in census.levels if c.level not in known]
+        n_levels = len(unseen)
+        total = float(table.total.sum())
+        figure = replace(figure, value=sum(c.weight for c in unseen) / total if total > 0 else None)
+        params = {
+            "other_share": float(table.total[binning.unseen_index]) / total if total > 0 else None,
+            "other_levels": census.n_levels,
+        }
+    largest = [[c.level, c.n] for c in unseen[:NAMED_LEVELS]]
+    return replace(figure, params=params | {"n_levels": n_levels, "largest": largest})
 
 
 # --------------------------------------------------------------------------- rules
@@ -335,6 +379,11 @@ class QualityRow:
     change: float | None
     status: str | None
     unseen_rate: float | None
+    #: levels the baseline never had: how many, and the largest with their loans
+    unseen_levels: int | None = None
+    largest: tuple[tuple[str, int], ...] = ()
+    #: the share of the "other" bin, for a characteristic that kept its most frequent levels
+    other_share: float | None = None
 
 
 @dataclass(frozen=True)
@@ -363,6 +412,19 @@ class DataQuality:
     duplicates_status: str | None = None
 
 
+def _unseen(figure: FigureRecord | None) -> dict[str, Any]:
+    """A quality row's unseen levels, from the stored figure."""
+    if figure is None:
+        return {"unseen_rate": None}
+    params = figure.params
+    return {
+        "unseen_rate": figure.value,
+        "unseen_levels": params.get("n_levels"),
+        "largest": tuple((str(level), int(n)) for level, n in params.get("largest", ())),
+        "other_share": params.get("other_share"),
+    }
+
+
 def section(run: RunView) -> DataQuality:
     figures = run.figures
     rows = []
@@ -376,7 +438,7 @@ def section(run: RunView) -> DataQuality:
                 base_missing_rate=base,
                 change=now - base if now is not None and base is not None else None,
                 status=run.alerts.status("missing_rate_change", name),
-                unseen_rate=figures.value("unseen_rate", CURRENT, name),
+                **_unseen(figures.get("unseen_rate", CURRENT, name)),
             )
         )
     unmatured = figures.get("unmatured_share", PERFORMANCE)

@@ -16,7 +16,13 @@ from riskmon.metrics._auc_tests import (
     delong_test_from_counts,
 )
 from riskmon.metrics._bin_fit import fit_binning, infer_kind, quantile_edges
-from riskmon.metrics._binning import MISSING_LABEL, UNSEEN_LABEL, Binning, numeric_values
+from riskmon.metrics._binning import (
+    MISSING_LABEL,
+    OTHER_LABEL,
+    UNSEEN_LABEL,
+    Binning,
+    numeric_values,
+)
 from riskmon.metrics._bootstrap import (
     BootstrapResult,
     bootstrap_ci,
@@ -126,6 +132,7 @@ from riskmon.metrics._woe import (
 __all__ = [
     "DEFAULT_SMOOTHING",
     "MISSING_LABEL",
+    "OTHER_LABEL",
     "PD_SUMS",
     "UNSEEN_LABEL",
     "WEIGHTED_PD_SUMS",

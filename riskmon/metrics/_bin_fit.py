@@ -51,6 +51,7 @@ def fit_binning(
     n_bins: int = DEFAULT_N_BINS,
     edges: Any = None,
     min_level_share: float | None = None,
+    max_levels: int | None = None,
     sample_weight: Any = None,
 ) -> Binning:
     """Fit the bins of one variable on a baseline sample.
@@ -81,6 +82,10 @@ def fit_binning(
         Categorical only: levels whose (weighted) share of the non-missing baseline is below
         this are grouped into one bin, listed last. Default: every level its own bin. Levels
         never seen at fit time go to the unseen bin, not to this group.
+    max_levels : int, optional
+        Categorical only: keep the ``max_levels`` most frequent levels (by weight, ties by
+        their text), each its own bin; every other level, seen at fit time or not, then goes
+        to one "other" bin (``Binning.other``), listed last. Default: every level.
     sample_weight : array-like, optional
         Row weights for the quantiles and level shares.
 
@@ -103,9 +108,15 @@ def fit_binning(
     if kind == "categorical":
         if edges is not None:
             raise InvalidDataError("Expected no edges for a categorical variable, got edges")
-        return _fit_levels(x, min_level_share=min_level_share, sample_weight=sample_weight)
-    if min_level_share is not None:
-        raise InvalidDataError("Expected min_level_share only for a categorical variable")
+        if min_level_share is not None and max_levels is not None:
+            raise InvalidDataError("Expected either min_level_share or max_levels, got both")
+        return _fit_levels(
+            x, min_level_share=min_level_share, max_levels=max_levels, sample_weight=sample_weight
+        )
+    if min_level_share is not None or max_levels is not None:
+        raise InvalidDataError(
+            "Expected min_level_share and max_levels only for a categorical variable"
+        )
     if edges is not None:
         return Binning("numeric", edges=tuple(float(e) for e in np.asarray(edges).ravel()))
     if method not in _METHODS:
@@ -169,7 +180,9 @@ def _uniform_edges(x: FloatArray, n_bins: int) -> FloatArray:
     return cuts[(cuts > lo) & (cuts < hi)]
 
 
-def _fit_levels(x: Any, *, min_level_share: float | None, sample_weight: Any) -> Binning:
+def _fit_levels(
+    x: Any, *, min_level_share: float | None, max_levels: int | None, sample_weight: Any
+) -> Binning:
     codes, texts = level_codes(x)
     w = check_weights(sample_weight, codes.shape[0])
     seen = codes >= 0
@@ -187,6 +200,13 @@ def _fit_levels(x: Any, *, min_level_share: float | None, sample_weight: Any) ->
         .sum()
     )
     levels = sorted(str(level) for level in weight_of.index)
+    if max_levels is not None:
+        if isinstance(max_levels, bool) or not isinstance(max_levels, int) or max_levels < 1:
+            raise InvalidDataError(f"Expected max_levels an integer >= 1, got {max_levels!r}")
+        if len(levels) > max_levels:
+            # the most frequent first, ties by text: the same levels whatever the row order
+            kept = sorted(levels, key=lambda lvl: (-float(weight_of[lvl]), lvl))[:max_levels]
+            return Binning("categorical", levels=tuple((lvl,) for lvl in sorted(kept)), other=True)
     if min_level_share is None:
         return Binning("categorical", levels=tuple((level,) for level in levels))
     if not 0 < min_level_share < 1:

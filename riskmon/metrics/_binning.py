@@ -20,6 +20,8 @@ from riskmon.errors import InvalidDataError
 
 MISSING_LABEL = "missing"
 UNSEEN_LABEL = "unseen"
+#: the last bin of a categorical binning that kept only its most frequent levels
+OTHER_LABEL = "other"
 
 Kind = Literal["numeric", "categorical"]
 
@@ -73,16 +75,19 @@ class Binning:
     ``(-inf, e_0], (e_0, e_1], ..., (e_{k-1}, inf)`` (right-closed, as :func:`pandas.cut`),
     then a bin for missing values. Categorical: each entry of ``levels`` is a group of level
     values (as strings) forming one bin, then a bin for missing values, then a bin for
-    categories unseen when the binning was fitted.
+    categories unseen when the binning was fitted — or, with ``other``, the "other" bin of
+    every level not in ``levels``: those the fit left out (it kept only the most frequent)
+    and those it never saw.
     """
 
     kind: Kind
     edges: tuple[float, ...] = ()
     levels: tuple[tuple[str, ...], ...] = ()
+    other: bool = False
 
     def __post_init__(self) -> None:
         if self.kind == "numeric":
-            if self.levels:
+            if self.levels or self.other:
                 raise InvalidDataError("Expected no levels for a numeric binning")
             e = np.asarray(self.edges, dtype=np.float64)
             if not np.isfinite(e).all() or (e.size > 1 and (np.diff(e) <= 0).any()):
@@ -115,7 +120,7 @@ class Binning:
         """Index of the bin for categories unseen at fit time (None for numeric binnings)."""
         return len(self.levels) + 1 if self.kind == "categorical" else None
 
-    @property
+    @cached_property
     def labels(self) -> tuple[str, ...]:
         """Human-readable bin labels, in bin order."""
         if self.kind == "numeric":
@@ -123,7 +128,8 @@ class Binning:
             value_bins = [f"({lo}, {hi}]" for lo, hi in itertools.pairwise(bounds)]
             value_bins[-1] = value_bins[-1][:-1] + ")"
             return (*value_bins, MISSING_LABEL)
-        return (*("|".join(group) for group in self.levels), MISSING_LABEL, UNSEEN_LABEL)
+        last = OTHER_LABEL if self.other else UNSEEN_LABEL
+        return (*("|".join(group) for group in self.levels), MISSING_LABEL, last)
 
     @property
     def n_value_bins(self) -> int:
@@ -189,7 +195,11 @@ class Binning:
         """A JSON-serialisable form, as stored with a frozen baseline."""
         if self.kind == "numeric":
             return {"kind": "numeric", "edges": list(self.edges)}
-        return {"kind": "categorical", "levels": [list(group) for group in self.levels]}
+        out: dict[str, Any] = {"kind": "categorical"}
+        out["levels"] = [list(group) for group in self.levels]
+        if self.other:
+            out["other"] = True
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Binning:
@@ -197,4 +207,4 @@ class Binning:
         if data.get("kind") == "numeric":
             return cls("numeric", edges=tuple(float(e) for e in data.get("edges", ())))
         levels = tuple(tuple(str(v) for v in group) for group in data.get("levels", ()))
-        return cls("categorical", levels=levels)
+        return cls("categorical", levels=levels, other=bool(data.get("other", False)))

@@ -14,14 +14,14 @@ import datetime as dt
 import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, fields
+from dataclasses import fields
 
 from sqlalchemy import func, select, text
 
 from riskmon import __version__
 from riskmon.records import FigureRecord
 from riskmon.store import models as m
-from riskmon.store._session import StoreConflict, StoreSession, _utc
+from riskmon.store._session import StoreConflict, StoreSession, _utc, insert_records
 from riskmon.store.records import BaselineBinRecord, BaselineVariableRecord, StoredBaseline
 
 log = logging.getLogger(__name__)
@@ -112,20 +112,13 @@ class Baselines(StoreSession):
                     )
                     session.add(row)
                     session.flush()
-                    session.add_all(
-                        m.BaselineBin(variable_id=row.id, **asdict(b)) for b in variable.bins
-                    )
-                session.add_all(
-                    m.BaselineFigure(
-                        baseline_id=baseline.id,
-                        name=f.name,
-                        variable=f.variable,
-                        segment=f.segment,
-                        value=f.value,
-                        reason=f.reason,
-                        params=f.params,
-                    )
-                    for f in figures
+                    insert_records(session, m.BaselineBin, variable.bins, variable_id=row.id)
+                insert_records(
+                    session,
+                    m.BaselineFigure,
+                    figures,
+                    skip={"population"},  # a baseline's figures are of its sample
+                    baseline_id=baseline.id,
                 )
                 baseline_id: int = baseline.id
             return baseline_id
@@ -173,9 +166,7 @@ class Baselines(StoreSession):
                 .where(m.BaselineVariable.baseline_id == baseline_id)
                 .order_by(m.BaselineBin.variable_id, m.BaselineBin.segment, m.BaselineBin.bin_index)
             ):
-                bins_of.setdefault(b.variable_id, []).append(
-                    BaselineBinRecord(**{c: getattr(b, c) for c in bin_fields})
-                )
+                bins_of.setdefault(b[0], []).append(BaselineBinRecord(*b[1:]))
             variables: dict[str, BaselineVariableRecord] = {}
             for var in session.scalars(
                 select(m.BaselineVariable)

@@ -13,7 +13,6 @@ import datetime as dt
 import os
 import socket
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict
 from typing import Any
 
 from sqlalchemy import delete, func, null, select, update
@@ -24,7 +23,14 @@ from riskmon.errors import EXIT_FAILED, StoreError
 from riskmon.records import AlertRecord, BinRecord, FigureRecord, RunCounts
 from riskmon.redact import redact
 from riskmon.store import models as m
-from riskmon.store._session import StoreConflict, StoreSession, _utc
+from riskmon.store._session import (
+    StoreConflict,
+    StoreSession,
+    _utc,
+    insert_records,
+    insert_rows,
+    record_row,
+)
 
 #: a run whose heartbeat is older than this is taken to belong to a dead process
 DEFAULT_STALE_AFTER = dt.timedelta(minutes=30)
@@ -173,10 +179,12 @@ class Runs(StoreSession):
         with self._session() as session:
             _take_finish(session, run_id, owner)
             _clear_results(session, run_id)
-            session.add_all(m.Figure(run_id=run_id, **asdict(f)) for f in figures)
-            session.add_all(m.BinStat(run_id=run_id, **asdict(b)) for b in bins)
-            session.add_all(
-                m.Alert(run_id=run_id, **(asdict(a) | {"status": str(a.status)})) for a in alerts
+            insert_records(session, m.Figure, figures, run_id=run_id)
+            insert_records(session, m.BinStat, bins, run_id=run_id)
+            insert_rows(
+                session,
+                m.Alert,
+                [record_row(a) | {"status": str(a.status), "run_id": run_id} for a in alerts],
             )
             session.execute(
                 update(m.Run)

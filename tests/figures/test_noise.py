@@ -139,3 +139,47 @@ def test_a_segment_below_min_segment_loans_is_reported_not_judged(least: int, ju
             "segment channel=broker has 60 loans in the current population, fewer than "
             "thresholds.min_segment_loans (100): reported, not judged"
         )
+
+
+def _calibration_figures(segment: str, n_cohort: float) -> list[FigureRecord]:
+    """A segment whose cohort defaults far above its PD: Jeffreys p 0.001."""
+    return [
+        FigureRecord("n_rows", n_cohort, PERFORMANCE, segment=segment),
+        FigureRecord("calibration_n", n_cohort, PERFORMANCE, segment=segment),
+        FigureRecord("calibration_defaults", n_cohort / 2, PERFORMANCE, segment=segment),
+        FigureRecord("mean_pd", 0.10, PERFORMANCE, segment=segment),
+        FigureRecord("default_rate", 0.50, PERFORMANCE, segment=segment),
+        FigureRecord("jeffreys_p", 0.001, PERFORMANCE, segment=segment),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("n_now", "n_cohort", "judged"), [(None, 2.0, False), (500.0, 40.0, False), (5.0, 400.0, True)]
+)
+def test_a_cohort_rule_is_judged_by_the_segment_s_size_in_the_cohort(
+    n_now: float | None, n_cohort: float, judged: bool
+) -> None:
+    """A segment that has no loans now, or only a few in its cohort, is not judged on its
+    cohort; one with a large cohort is, whatever its size now."""
+    from riskmon.evaluate import evaluate
+
+    segment = "channel=ch1219"
+    figures = [FigureRecord("n_rows", 5000.0, CURRENT), *_calibration_figures(segment, n_cohort)]
+    if n_now is not None:
+        figures.append(FigureRecord("n_rows", n_now, CURRENT, segment=segment))
+    alerts = evaluate(
+        _model(),
+        figures,
+        _Baseline(),
+        previous_n_current=None,
+        n_current=5000,  # type: ignore[arg-type]
+    )
+    (under,) = [a for a in alerts if a.rule == "pd_underestimation" and a.segment == segment]
+    if judged:
+        assert under.status == Status.AMBER  # p 0.001: below 0.05, not below 0.001
+    else:
+        assert under.status == Status.NOT_EVALUABLE
+        assert under.message == (
+            f"segment {segment} has {int(n_cohort)} loans in the performance cohort, fewer than "
+            "thresholds.min_segment_loans (100): reported, not judged"
+        )

@@ -207,6 +207,9 @@ PINNED: dict[type, list[str]] = {
         "change",
         "status",
         "unseen_rate",
+        "unseen_levels",
+        "largest",
+        "other_share",
     ],
     c.DataQuality: [
         "rows",
