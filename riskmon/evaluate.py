@@ -10,11 +10,22 @@ characteristic, then the rules of the run as a whole.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Collection, Sequence
+from dataclasses import replace
 
 from riskmon.config import ModelConfig
-from riskmon.figures import CATALOG, BaselineView, Judge
-from riskmon.records import ALL, CURRENT, PERFORMANCE, AlertRecord, FigureRecord, Figures, Status
+from riskmon.figures import CATALOG, BaselineView, Judge, Rule, within_noise
+from riskmon.records import (
+    ALL,
+    CURRENT,
+    PERFORMANCE,
+    AlertLike,
+    AlertRecord,
+    FigureRecord,
+    Figures,
+    Status,
+)
 
 _POPULATION_NAMES = {CURRENT: "the current population", PERFORMANCE: "the performance cohort"}
 
@@ -41,13 +52,24 @@ def evaluate(
     *,
     previous_n_current: int | None,
     n_current: int,
+    expected_n_current: float | None = None,
+    previous_red: Sequence[Collection[AlertKey]] = (),
 ) -> list[AlertRecord]:
     """Every alert rule of the catalog on a run's figures.
 
-    ``previous_n_current`` is the size of the current population of the model's previous run
-    (None when there was none).
+    ``previous_n_current`` is the size of the current population of the model's last run with
+    loans (None when there was none), ``expected_n_current`` the baseline's loans per current
+    window; ``previous_red`` the alerts RED by their levels in each of the model's previous
+    runs, newest first (``thresholds.consecutive``).
     """
-    judge = Judge(model.thresholds, Figures(figures), baseline, previous_n_current, n_current)
+    judge = Judge(
+        model.thresholds,
+        Figures(figures),
+        baseline,
+        previous_n_current,
+        n_current,
+        expected_n_current=expected_n_current,
+    )
     rules = CATALOG.rules
     for segment in judge.figures.segments():
         for rule in rules:
@@ -66,4 +88,116 @@ def evaluate(
     for rule in rules:
         if rule.scope == "run":
             rule.judge(judge, "")
+    if model.thresholds.multiple_testing == "benjamini_hochberg":
+        for rule in rules:
+            if rule.tested is not None:
+                _benjamini_hochberg(judge, rule)
+    if model.thresholds.consecutive > 1:
+        _hysteresis(judge, previous_red)
     return judge.alerts
+
+
+#: an alert's rule, variable and segment
+AlertKey = tuple[str, str, str]
+
+
+def key_of(alert: AlertLike) -> AlertKey:
+    return (alert.rule, alert.variable, alert.segment)
+
+
+def red_by_levels(alert: AlertLike) -> bool:
+    """Whether an alert was RED by its levels, whatever ``thresholds.consecutive`` made it."""
+    return alert.status == Status.RED or alert.thresholds.get("levels_status") == Status.RED
+
+
+def _noise_p(judge: Judge, alert: AlertRecord) -> float | None:
+    figure = judge.figures.get(alert.rule, CURRENT, alert.variable, alert.segment)
+    p = None if figure is None else figure.params.get("noise_p")
+    return None if p is None else float(p)
+
+
+def _benjamini_hochberg(judge: Judge, rule: Rule) -> None:
+    """Judge ``rule``'s alerts on p-values adjusted across all of them (its segments and
+    characteristics) by Benjamini and Hochberg's step-up procedure, which keeps the expected
+    share of false alarms among the alerts raised at the level (scipy's
+    ``false_discovery_control``)."""
+    from scipy.stats import false_discovery_control
+
+    tested: list[tuple[int, float]] = []
+    for i, alert in enumerate(judge.alerts):
+        if alert.rule != rule.name or alert.status == Status.NOT_EVALUABLE:
+            continue
+        p = alert.value if rule.tested == "p" else _noise_p(judge, alert)
+        if p is not None and math.isfinite(p):
+            tested.append((i, float(p)))
+    if len(tested) < 2:
+        return
+    adjusted = false_discovery_control([p for _, p in tested], method="bh")
+    for (i, p), q in zip(tested, adjusted, strict=True):
+        alert = judge.alerts[i]
+        note = {"multiple_testing": "benjamini_hochberg", "tests": len(tested)}
+        if rule.tested == "p":
+            levels = alert.thresholds
+            status = (
+                Status.RED
+                if q < levels["red"]
+                else Status.AMBER
+                if q < levels["amber"]
+                else Status.GREEN
+            )
+            message = (
+                f"{alert.message}; Benjamini-Hochberg adjusted over {len(tested)} tests: "
+                f"p = {q:.3g}"
+            )
+            judge.alerts[i] = replace(
+                alert,
+                status=status,
+                value=float(q),
+                thresholds=levels | note | {"p_unadjusted": p},
+                message=message,
+            )
+            continue
+        thresholds = alert.thresholds | note | {"noise_p": p, "noise_p_adjusted": float(q)}
+        alpha = _noise_alpha(judge, alert)
+        status, capped = alert.status, ""
+        if q >= alpha:
+            status, capped = within_noise(alert.status, judge.thresholds)
+        message = alert.message
+        if capped:
+            message += (
+                f"; within sampling noise after Benjamini-Hochberg over {len(tested)} tests "
+                f"(adjusted p = {q:.3g}){capped}"
+            )
+        judge.alerts[i] = replace(alert, status=status, thresholds=thresholds, message=message)
+
+
+def _noise_alpha(judge: Judge, alert: AlertRecord) -> float:
+    figure = judge.figures.get(alert.rule, CURRENT, alert.variable, alert.segment)
+    alpha = None if figure is None else figure.params.get("alpha")
+    return 0.05 if alpha is None else float(alpha)
+
+
+def _hysteresis(judge: Judge, previous_red: Sequence[Collection[AlertKey]]) -> None:
+    """A RED alert stays AMBER until it has been RED by its levels in
+    ``thresholds.consecutive`` runs in a row, this one included."""
+    needed = judge.thresholds.consecutive
+    for i, alert in enumerate(judge.alerts):
+        if alert.status != Status.RED:
+            continue
+        key = key_of(alert)
+        streak = 1
+        for red in previous_red[: needed - 1]:
+            if key not in red:
+                break
+            streak += 1
+        if streak >= needed:
+            continue
+        judge.alerts[i] = replace(
+            alert,
+            status=Status.AMBER,
+            thresholds=alert.thresholds | {"levels_status": "RED", "consecutive": needed},
+            message=(
+                f"{alert.message}; RED by its levels in {streak} run(s) in a row, of the "
+                f"{needed} thresholds.consecutive asks before RED"
+            ),
+        )

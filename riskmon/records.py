@@ -222,6 +222,39 @@ class AlertLike(Protocol):
     def segment(self) -> str: ...
 
 
+#: rules named by :func:`why`, at most; places named per rule, at most
+WHY_RULES = 6
+WHY_PLACES = 3
+
+
+def why(alerts: Iterable[AlertLike]) -> str | None:
+    """Which alerts give a run its status, rule by rule: "RED by ks_band; csi (income, region);
+    psi (40 places: score in channel=c01, …)" — the rules judged on all loans first, then by
+    how many places they flag. None when the run is GREEN or could not be judged."""
+    chosen = list(alerts)
+    worst = Status.worst(a.status for a in chosen)
+    if worst not in (Status.RED, Status.AMBER):
+        return None
+    places: dict[str, list[str]] = {}
+    for a in chosen:
+        if a.status == worst:
+            place = " in ".join(p for p in (a.variable, a.segment) if p)
+            places.setdefault(a.rule, []).append(place)
+    ranked = sorted(places.items(), key=lambda item: ("" not in item[1], -len(item[1]), item[0]))
+    parts = []
+    for rule, where in ranked[:WHY_RULES]:
+        named = [p or "all loans" for p in where]
+        if named == ["all loans"]:
+            parts.append(rule)
+        elif len(named) <= WHY_PLACES:
+            parts.append(f"{rule} ({', '.join(named)})")
+        else:
+            parts.append(f"{rule} ({len(named)} places: {', '.join(named[:2])}, …)")
+    more = len(ranked) - WHY_RULES
+    tail = f"; and {more} more rule{'s' if more > 1 else ''}" if more > 0 else ""
+    return f"{worst} by {'; '.join(parts)}{tail}"
+
+
 @dataclass(frozen=True)
 class RunCounts:
     """Row counts of a run's populations."""

@@ -38,7 +38,7 @@ from riskmon.collect import (
 )
 from riskmon.config import ModelConfig, RiskmonConfig, model_fingerprint
 from riskmon.errors import RiskmonError
-from riskmon.evaluate import evaluate
+from riskmon.evaluate import AlertKey, evaluate, key_of, red_by_levels
 from riskmon.figures import CATALOG, FrozenBaseline
 from riskmon.metrics import CountTable, PdTable
 from riskmon.notify import notify_run
@@ -62,6 +62,7 @@ from riskmon.report import render_index, render_run_report
 from riskmon.store import (
     MetricStore,
     RunInProgressError,
+    StoredBaseline,
     default_owner,
 )
 
@@ -161,6 +162,28 @@ class _CollectedRun:
         return self.model.calibration.grades is not None or self.model.higher_is_riskier
 
 
+def _baseline_volume(baseline: StoredBaseline, current: DateWindow) -> float | None:
+    """The baseline's loans scaled to the current window's days: the volume a first run is
+    compared with."""
+    days = (baseline.window_end - baseline.window_start).days + 1
+    if days <= 0 or not baseline.n_rows:
+        return None
+    return baseline.n_rows * ((current.end - current.start).days + 1) / days
+
+
+def _previous_red(store: MetricStore, model: ModelConfig, as_of: dt.date) -> list[set[AlertKey]]:
+    """The alerts RED by their levels in each of the model's runs before ``as_of`` that
+    ``thresholds.consecutive`` looks back on, newest first (none when it looks back on none)."""
+    back = model.thresholds.consecutive - 1
+    if back <= 0:
+        return []
+    earlier = [r for r in store.runs(model.name) if r.as_of < as_of and r.status == "succeeded"]
+    return [
+        {key_of(a) for a in store.alerts(run.id) if red_by_levels(a)}
+        for run in reversed(earlier[-back:])
+    ]
+
+
 def compute_run(
     model: ModelConfig,
     collected: CollectedTables,
@@ -227,6 +250,8 @@ def run_model(
                 frozen,
                 previous_n_current=previous.n_current if previous is not None else None,
                 n_current=counts.n_current,
+                expected_n_current=_baseline_volume(baseline, plan.current),
+                previous_red=_previous_red(store, model, as_of),
             )
             store.complete_run(
                 run_id,

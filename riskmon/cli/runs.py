@@ -12,6 +12,7 @@ import click
 
 from riskmon.cli._app import _App, _CliError, _show, _store
 from riskmon.errors import EXIT_ALERT, EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from riskmon.records import Status, why
 
 if TYPE_CHECKING:
     from riskmon.outcome import RunOutcome
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
 #: a run failed or another process holds it (riskmon.errors.EXIT_FAILED)
 EXIT_RUN_FAILED = EXIT_FAILED
 _FAIL_ON = {"red": ("RED",), "amber": ("AMBER", "RED")}
+#: RED and AMBER alerts a run lists, at most (its report has them all)
+LISTED_ALERTS = 20
 _DATE = click.DateTime(formats=["%Y-%m-%d"])
 _STRATEGY_OPTION = click.option(
     "--strategy",
@@ -56,9 +59,15 @@ def _echo_outcome(outcome: RunOutcome) -> None:
     click.echo(
         f"{head}{unwritten}, {outcome.alert_status}{f' ({tally})' if tally else ''}; {shown}"
     )
-    for alert in outcome.alerts:
-        if alert.status in ("RED", "AMBER"):
-            click.echo(f"  {alert.status:5} {alert.rule}: {alert.message}")
+    reason = why(outcome.alerts)
+    if reason:
+        click.echo(f"  {reason}")
+    flagged = [a for a in outcome.alerts if a.status in ("RED", "AMBER")]
+    flagged.sort(key=lambda a: -Status(a.status).severity)
+    for alert in flagged[:LISTED_ALERTS]:
+        click.echo(f"  {alert.status:5} {alert.rule}: {alert.message}")
+    if len(flagged) > LISTED_ALERTS:
+        click.echo(f"  … and {len(flagged) - LISTED_ALERTS:,} more RED or AMBER alerts")
     if outcome.report_path:
         click.echo(f"  report: {outcome.report_path}")
     if outcome.report_error:

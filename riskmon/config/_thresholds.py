@@ -68,6 +68,13 @@ class Thresholds(_Strict):
     #: the most severe status of a figure riskmon finds within sampling noise (a PSI or CSI
     #: below its critical value, a drop whose baseline lies in the current confidence interval)
     within_noise: Literal["green", "amber", "red"] = "amber"
+    #: control the false discoveries among the many tests of one rule (its segments and
+    #: characteristics): the p-value rules judge Benjamini-Hochberg adjusted p-values, and a
+    #: PSI or CSI is within noise unless its adjusted noise p-value is significant
+    multiple_testing: Literal["none", "benjamini_hochberg"] = "none"
+    #: a rule turns RED only when it was RED by its levels in this many runs in a row (this
+    #: one and the previous ones of the model); until then AMBER, and says so
+    consecutive: int = Field(default=1, ge=1, le=24)
     #: judge the drop rules and the ECB AUC test on a performance cohort that overlaps the
     #: development window (in-sample: its figures are not out-of-sample evidence)
     judge_in_sample: bool = False

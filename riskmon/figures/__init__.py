@@ -46,6 +46,7 @@ from riskmon.figures._family import (
     RunView,
     Section,
     measured,
+    within_noise,
 )
 from riskmon.figures._ranking import ranking_figures
 from riskmon.figures.migration import baseline_migration_figures
@@ -164,4 +165,5 @@ __all__ = [
     "iv_figure",
     "measured",
     "ranking_figures",
+    "within_noise",
 ]

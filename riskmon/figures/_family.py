@@ -230,6 +230,8 @@ class Judge:
     baseline: BaselineView
     previous_n_current: int | None
     n_current: int
+    #: the baseline's loans per current window (its loans over its window, scaled)
+    expected_n_current: float | None = None
     alerts: list[AlertRecord] = field(default_factory=list)
 
     def add(
@@ -300,6 +302,10 @@ class Rule:
     #: the population a segment rule judges: a segment with fewer than
     #: ``thresholds.min_segment_loans`` loans in it is reported, not judged
     population: str = CURRENT
+    #: how the rule's alerts enter multiple-testing control (``thresholds.multiple_testing``):
+    #: "p", the alert's value is a p-value judged on its amber and red levels; "noise", the
+    #: figure of the rule's name carries the ``noise_p`` of its sampling-noise test; None, not
+    tested: Literal["p", "noise"] | None = None
 
 
 @dataclass(frozen=True)

@@ -513,7 +513,10 @@ def _rule(name: str, scope: Any, figure: str, over: bool, grades: bool) -> Rule:
     def run_judge(j: Judge, where_: str) -> None:
         judge(j, where_, over=over)
 
-    return Rule(name, scope, figure, levels, describe_p, run_judge, PERFORMANCE)
+    # a grade's p-values are Holm-adjusted within the run already
+    if grades:
+        return Rule(name, scope, figure, levels, describe_p, run_judge, PERFORMANCE)
+    return Rule(name, scope, figure, levels, describe_p, run_judge, PERFORMANCE, tested="p")
 
 
 FAMILY = Family(

@@ -340,6 +340,7 @@ FAMILY = Family(
             describe_p,
             _judge_auc_test,
             PERFORMANCE,
+            tested="p",
         ),
         Rule(
             "gini_drop",

@@ -526,6 +526,7 @@ FAMILY = Family(
             lambda t: p_levels(t.migration_stability),
             describe_p,
             _judge_stability,
+            tested="p",
         ),
     ),
     sections=(Section("migration", 39, section),),

@@ -204,37 +204,35 @@ def _unseen_figure(tables: RunTables, name: str, table: CountTable) -> FigureRec
 
 
 def _judge_volume(judge: Judge, _: str) -> None:
+    """The current population's size against the model's last run with loans, or, when no
+    earlier run had any, against the baseline's loans per window; no loans at all is RED."""
     band = judge.thresholds.volume_change
     thresholds = amber_red(band)
-    previous = judge.previous_n_current
+    previous, expected = judge.previous_n_current, judge.expected_n_current
+    if previous:
+        against: float | None = previous
+        levels = thresholds | {"previous": previous}
+        compared = f"{previous} in the last run with loans"
+    elif expected:
+        against = expected
+        levels = thresholds | {"baseline_per_window": expected}
+        compared = f"{expected:,.0f} expected from the baseline's volume, no earlier run with loans"
+    else:
+        against, levels, compared = None, thresholds, "no earlier run had any"
+    levels |= {"current": judge.n_current}
     if judge.n_current == 0:
-        since = f"{previous} in the last run with loans" if previous else "no earlier run had any"
-        judge.add(
-            "volume_change",
-            Status.RED,
-            -1.0 if previous else None,
-            thresholds | {"previous": previous, "current": 0},
-            f"no loans in the current population ({since}): is the feed empty?",
-        )
+        message = f"no loans in the current population ({compared}): is the feed empty?"
+        value = -1.0 if against else None
+        judge.add("volume_change", Status.RED, value, levels, message)
         return
-    if not previous:
-        judge.add(
-            "volume_change",
-            Status.NOT_EVALUABLE,
-            None,
-            thresholds,
-            "no earlier run with loans to compare the volume with",
-        )
+    if against is None:
+        message = "no earlier run with loans, and no baseline volume, to compare the volume with"
+        judge.add("volume_change", Status.NOT_EVALUABLE, None, thresholds, message)
         return
-    change = judge.n_current / previous - 1
-    thresholds |= {"previous": previous, "current": judge.n_current}
-    judge.add(
-        "volume_change",
-        banded(abs(change), band.amber, band.red),
-        change,
-        thresholds,
-        f"{judge.n_current} loans vs {previous} in the previous run ({change:+.1%})",
-    )
+    change = judge.n_current / against - 1
+    status = banded(abs(change), band.amber, band.red)
+    message = f"{judge.n_current} loans vs {compared} ({change:+.1%})"
+    judge.add("volume_change", status, change, levels, message)
 
 
 _WHY = {

@@ -65,6 +65,7 @@ def stability_figure(
         params |= {
             "band": result.band,
             "critical_value": finite(float(result.critical_value)),
+            "noise_p": finite(result.noise_p),
             "alpha": float(result.alpha),
             "n_bins": int(result.n_bins),
         }
@@ -328,6 +329,7 @@ FAMILY = Family(
             lambda t: amber_red(t.psi),
             band_levels,
             _judge_psi,
+            tested="noise",
         ),
         Rule(
             "csi",
@@ -336,6 +338,7 @@ FAMILY = Family(
             lambda t: amber_red(t.csi),
             band_levels,
             _judge_csi,
+            tested="noise",
         ),
     ),
     sections=(

@@ -119,6 +119,7 @@ from riskmon.metrics._stability import (
     psi,
     psi_band,
     psi_critical_value,
+    psi_noise_p,
 )
 from riskmon.metrics._woe import (
     IVResult,
@@ -217,6 +218,7 @@ __all__ = [
     "psi",
     "psi_band",
     "psi_critical_value",
+    "psi_noise_p",
     "quantile_edges",
     "regression_metrics",
     "roc_auc",

@@ -81,6 +81,25 @@ def psi_critical_value(n: int, m: int, n_bins: int, *, alpha: float = DEFAULT_AL
     return float((1 / n + 1 / m) * chi2_quantile)
 
 
+def psi_noise_p(value: float, n: int, m: int, n_bins: int) -> float:
+    """The p-value of a PSI under sampling noise alone: P(χ²(B − 1) ≥ PSI / (1/n + 1/m)), the
+    test whose 1 − α quantile :func:`psi_critical_value` is.
+
+    Examples
+    --------
+    >>> critical = psi_critical_value(1000, 1000, 10)
+    >>> round(psi_noise_p(critical, 1000, 1000, 10), 6)
+    0.05
+    """
+    if n <= 0 or m <= 0 or not np.isfinite(value):
+        return float("nan")
+    if n_bins <= 1:
+        return 1.0
+    from scipy.special import gammaincc  # the χ² survival function, as scipy.stats.chi2.sf
+
+    return float(gammaincc((n_bins - 1) / 2, value / (1 / n + 1 / m) / 2))
+
+
 @dataclass(frozen=True, eq=False)
 class PSIResult:
     """A PSI (or CSI) with everything needed to store and explain it.
@@ -108,6 +127,13 @@ class PSIResult:
 
     def __float__(self) -> float:
         return self.value
+
+    @property
+    def noise_p(self) -> float:
+        """The probability that two samples of one population differ by this PSI or more:
+        P(χ²(B − 1) ≥ PSI / (1/n + 1/m)), the test behind ``critical_value`` (1 with one bin,
+        NaN with an empty sample)."""
+        return psi_noise_p(self.value, self.n_expected, self.n_actual, self.n_bins)
 
     @property
     def exceeds_noise(self) -> bool:

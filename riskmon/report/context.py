@@ -26,7 +26,7 @@ from riskmon.figures.gains import GainsRow
 from riskmon.figures.quality import DataQuality, QualityRow
 from riskmon.figures.stability import CharacteristicStability, Stability, StabilityRow
 from riskmon.figures.strength import CharacteristicStrength, WoeRow
-from riskmon.records import CURRENT, PERFORMANCE, SCORE, AlertLike, Figures, Status
+from riskmon.records import CURRENT, PERFORMANCE, SCORE, AlertLike, Figures, Status, why
 from riskmon.report._header import History, header
 from riskmon.report._summary import appendix, segments, summary
 from riskmon.report.pages import (
@@ -116,6 +116,7 @@ def run_report_context(
         run_status=run.status,
         error=run.error,
         overall=Status.worst(a.status for a in alerts) if succeeded else Status.NOT_EVALUABLE,
+        why=why(alerts) if succeeded else None,
         header=header(run, model, stored_baseline, alerts),
         alerts=tuple(_alert_row(a) for a in ordered),
         summary=summary(view) if succeeded else (),
@@ -125,6 +126,9 @@ def run_report_context(
         **sections,
     )
 
+
+#: alerts listed per model on the index, at most (the rest are in its report)
+INDEX_ALERTS = 20
 
 #: where the index is from a run report (reports sit one folder below it)
 INDEX_FROM_REPORT = "../index.html"
@@ -170,10 +174,16 @@ def index_entry(
     latest = runs[-1] if runs else None
     figures = Figures(store.figures(latest.id) if latest else [])
     alerts = Alerts(store.alerts(latest.id) if latest else [])
+    succeeded = latest is not None and latest.status == "succeeded"
     overall = (
         Status.worst(a.status for a in alerts.by_key.values())
-        if latest and latest.status == "succeeded"
+        if succeeded
         else Status.NOT_EVALUABLE
+    )
+    flagged = (
+        [a for a in _by_severity(alerts.by_key.values()) if a.status in (Status.RED, Status.AMBER)]
+        if succeeded
+        else []
     )
     return IndexEntry(
         model=model,
@@ -191,13 +201,9 @@ def index_entry(
         psi_status=alerts.status("psi", SCORE),
         n_runs=len(runs),
         href=hrefs.get(latest.as_of) if latest else None,
-        alerts=tuple(
-            _alert_row(a)
-            for a in _by_severity(alerts.by_key.values())
-            if a.status in (Status.RED, Status.AMBER)
-        )
-        if latest and latest.status == "succeeded"
-        else (),
+        why=why(flagged),
+        alerts=tuple(_alert_row(a) for a in flagged[:INDEX_ALERTS]),
+        more_alerts=max(0, len(flagged) - INDEX_ALERTS),
         reports=tuple(reversed(report_links(store, model, hrefs.get))),
     )
 

@@ -148,6 +148,8 @@ class RunReportContext:
     run_status: str
     error: str | None
     overall: str
+    #: which alerts give the run its status, rule by rule (None: GREEN, or not judged)
+    why: str | None
     header: Header
     alerts: tuple[AlertRow, ...]
     summary: tuple[SummaryRow, ...]
@@ -186,8 +188,12 @@ class IndexEntry:
     psi_status: str | None
     n_runs: int
     href: str | None
-    #: the AMBER and RED alerts of its newest run, RED first: why the model has its status
+    #: which alerts give its newest run its status, rule by rule
+    why: str | None
+    #: the AMBER and RED alerts of its newest run, RED first (at most INDEX_ALERTS)
     alerts: tuple[AlertRow, ...]
+    #: how many more AMBER and RED alerts its newest run has (in its report)
+    more_alerts: int
     #: every stored run that has finished, newest first, with its report
     reports: tuple[ReportLink, ...]
 

@@ -62,8 +62,14 @@ def test_an_empty_month_is_red_and_so_is_the_next_one(store: MetricStore, tmp_pa
         assert outcome.ok, outcome.error
         (alert,) = [a for a in outcome.alerts if a.rule == "volume_change"]
         volume[as_of] = (alert, outcome)
+    # no earlier run: January is compared with the baseline's loans per window (6 months of
+    # 800 loans, 184 days, scaled to January's 31)
     first, _ = volume[dt.date(2025, 1, 31)]
-    assert first.status == Status.NOT_EVALUABLE  # no earlier run to compare with
+    expected = 6 * LOANS_PER_MONTH * 31 / 184
+    assert first.thresholds["baseline_per_window"] == pytest.approx(expected, rel=1e-12)
+    assert first.value == pytest.approx(LOANS_PER_MONTH / expected - 1, rel=1e-12)
+    assert first.status == Status.GREEN
+    assert "expected from the baseline's volume, no earlier run with loans" in first.message
     for as_of in (dt.date(2025, 2, 28), dt.date(2025, 3, 31)):
         alert, outcome = volume[as_of]
         assert outcome.counts is not None
@@ -90,8 +96,9 @@ def test_an_empty_first_run_is_red_too(store: MetricStore, tmp_path: Path) -> No
     assert outcome.ok, outcome.error
     (alert,) = [a for a in outcome.alerts if a.rule == "volume_change"]
     assert alert.status == Status.RED
-    assert alert.value is None
-    assert "no earlier run had any" in alert.message
+    assert alert.value == -1.0
+    # February 2025 has 28 days: 4,800 baseline loans over 184 days, scaled
+    assert "(730 expected from the baseline's volume, no earlier run with loans)" in alert.message
 
 
 def test_a_reversed_score_direction_is_refused_at_the_freeze_and_red_when_forced(

@@ -20,6 +20,7 @@ PINNED: dict[type, list[str]] = {
         "run_status",
         "error",
         "overall",
+        "why",
         "header",
         "alerts",
         "summary",
@@ -57,7 +58,9 @@ PINNED: dict[type, list[str]] = {
         "psi_status",
         "n_runs",
         "href",
+        "why",
         "alerts",
+        "more_alerts",
         "reports",
     ],
     c.Header: [
