@@ -110,7 +110,10 @@ def _value_counts(
     model = source.model
     weight = loans.c[model.columns.weight] if model.columns.weight else None
     usable = usable_rows(
-        loans.c[model.columns.score], weight, exclude=model.on_invalid == "exclude"
+        loans.c[model.columns.score],
+        weight,
+        exclude=model.on_invalid == "exclude",
+        score_range=model.score_range,
     )
     query = (
         select(value, func.count().label("n"))
@@ -142,6 +145,15 @@ def fit_bins(model: ModelConfig, source: Source) -> FrozenBins:
         values = numeric_values(np.asarray(scores, dtype=object))
     except InvalidDataError as exc:
         raise source.error(str(exc), column=score_column) from None
+    if model.score_range is not None:  # with on_invalid: exclude, the reading left them out
+        low, high = model.score_range
+        outside = (values < low) | (values > high)
+        if outside.any():
+            raise source.error(
+                f"expected scores within score_range [{low:g}, {high:g}], got "
+                f"{int(counts[outside].sum())} baseline loan(s) outside",
+                column=score_column,
+            )
     binnings = {
         SCORE: fit_binning(values, kind="numeric", n_bins=model.bins.score, sample_weight=counts)
     }
@@ -312,6 +324,7 @@ def collect_request(
         pd=pd_source(model, bins),
         score=model.columns.score,
         exclude_invalid=model.on_invalid == "exclude",
+        score_range=model.score_range,
         id=model.columns.id if model.source.count_duplicate_ids else None,
         census=[c.name for c in model.characteristics if c.kind == "categorical"],
         census_population=CURRENT,

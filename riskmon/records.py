@@ -58,8 +58,8 @@ MIGRATION = "migration"
 @dataclass(frozen=True)
 class Exclusions:
     """One population's loans read and why some were left out, each loan counted once, in this
-    order: no score (NULL), a score NaN or infinite, a weight NULL or negative, a weight of 0;
-    the rest were used."""
+    order: no score (NULL), a score NaN or infinite, a score outside the model's
+    ``score_range``, a weight NULL or negative, a weight of 0; the rest were used."""
 
     read: int
     null_score: int = 0
@@ -69,11 +69,15 @@ class Exclusions:
     #: used loans that repeat the id and score date of another (counted, not removed; None:
     #: not counted)
     duplicates: int | None = None
+    #: loans whose score lies outside the model's ``score_range`` (None: no range configured)
+    out_of_range: int | None = None
 
     @property
     def invalid(self) -> int:
         """Loans left out for invalid data (a zero weight is valid: it counts for nothing)."""
-        return self.null_score + self.non_finite_score + self.invalid_weight
+        return (
+            self.null_score + self.non_finite_score + (self.out_of_range or 0) + self.invalid_weight
+        )
 
     @property
     def used(self) -> int:

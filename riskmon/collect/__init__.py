@@ -120,14 +120,22 @@ def _refuse_non_finite(
     source: Source, request: CollectRequest, excluded: dict[str, Exclusions]
 ) -> None:
     """Where invalid loans fail the collect, a score NaN or infinite fails it too (it would
-    sort above every bin edge)."""
-    n = sum(e.non_finite_score for e in excluded.values())
-    if request.exclude_invalid or not n or request.score is None:
+    sort above every bin edge), and so does one outside the score's range."""
+    if request.exclude_invalid or request.score is None:
         return
-    raise source.error(
-        f"expected a finite score on every loan, got {n} row(s) NaN or infinite",
-        column=_column(source, request.score),
-    )
+    n = sum(e.non_finite_score for e in excluded.values())
+    if n:
+        raise source.error(
+            f"expected a finite score on every loan, got {n} row(s) NaN or infinite",
+            column=_column(source, request.score),
+        )
+    outside = sum(e.out_of_range or 0 for e in excluded.values())
+    if outside and request.score_range is not None:
+        low, high = request.score_range
+        raise source.error(
+            f"expected scores within score_range [{low:g}, {high:g}], got {outside} row(s) outside",
+            column=_column(source, request.score),
+        )
 
 
 def _refuse_text(
@@ -175,9 +183,17 @@ def _exclusions(
         cols = QueryColumns(loans, request, group)
         statement = exclusion_counts(cols, loans.c[request.score])
         # unweighted, the statement has no weight columns: those counts stay 0
-        for code, read, *left_out in connection.execute(statement).all():
-            counts = (int(n or 0) for n in left_out)
-            out[cols.population_name(code)] = Exclusions(int(read), *counts)
+        for code, read, null, non_finite, *rest in connection.execute(statement).all():
+            counts = [int(n or 0) for n in rest]
+            out_of_range = counts.pop(0) if request.score_range is not None else None
+            weights = dict(zip(("invalid_weight", "zero_weight"), counts, strict=False))
+            out[cols.population_name(code)] = Exclusions(
+                int(read),
+                null_score=int(null or 0),
+                non_finite_score=int(non_finite or 0),
+                out_of_range=out_of_range,
+                **weights,
+            )
         if request.id is None:
             continue
         with engine.per_loan(connection):

@@ -76,7 +76,9 @@ class QueryColumns:
         self.grouped_population = [] if len(group) == 1 else [self.population]
         self.in_windows = or_(*(p.window.contains(self.date) for p in group))
         score = c[request.score] if request.score else None
-        self.usable = usable_rows(score, self.weight, exclude=request.exclude_invalid)
+        self.usable = usable_rows(
+            score, self.weight, exclude=request.exclude_invalid, score_range=request.score_range
+        )
         self.where = and_(self.in_windows, *self.usable)
         self.loans = loans
         self.pd = None if request.pd is None else pd_expression(c[request.pd.column], request.pd)
@@ -134,14 +136,21 @@ class QueryColumns:
 
 
 def usable_rows(
-    score: ColumnElement[Any] | None, weight: ColumnElement[Any] | None, *, exclude: bool
+    score: ColumnElement[Any] | None,
+    weight: ColumnElement[Any] | None,
+    *,
+    exclude: bool,
+    score_range: tuple[float, float] | None = None,
 ) -> list[ColumnElement[bool]]:
     """What a loan must satisfy to be counted: a weight other than 0 (a zero weight counts for
-    nothing, and would inflate the sample sizes); with ``exclude``, a score and a positive
-    weight too (without, a NULL score or an invalid weight is read, and the collect fails)."""
+    nothing, and would inflate the sample sizes); with ``exclude``, a score (within
+    ``score_range``) and a positive weight too (without, a NULL score or an invalid weight is
+    read, and the collect fails)."""
     out: list[ColumnElement[bool]] = []
     if exclude and score is not None:
         out += [score.is_not(None), finite(score)]
+        if score_range is not None:
+            out.append(in_range(score, score_range))
     if weight is not None:
         out.append(weight > 0 if exclude else or_(weight.is_(None), weight != 0))
     return out
@@ -152,6 +161,13 @@ def usable_rows(
 _MAX_DOUBLE = 1.7976931348623157e308
 
 
+def in_range(value: ColumnElement[Any], bounds: tuple[float, float]) -> ColumnElement[bool]:
+    """``value`` lies within [low, high] (bound as parameters)."""
+    low: ColumnElement[float] = literal(float(bounds[0]), Double())
+    high: ColumnElement[float] = literal(float(bounds[1]), Double())
+    return value.between(low, high)
+
+
 def finite(value: ColumnElement[Any]) -> ColumnElement[bool]:
     """``value`` is a finite number: not NaN, not ±infinity (nor NULL)."""
     bound: ColumnElement[float] = literal(_MAX_DOUBLE, Double())
@@ -160,16 +176,21 @@ def finite(value: ColumnElement[Any]) -> ColumnElement[bool]:
 
 def exclusion_counts(cols: QueryColumns, score: ColumnElement[Any]) -> Select[Any]:
     """A statement counting, per population, the loans read and those left out, each once:
-    no score, else a score NaN or infinite, else a weight NULL or negative, else a weight
-    of 0."""
+    no score, else a score NaN or infinite, else a score outside the request's
+    ``score_range``, else a weight NULL or negative, else a weight of 0 (the columns in
+    :class:`~riskmon.records.Exclusions`' order; none for the weights when unweighted)."""
     one, zero = literal(1, Integer()), literal(0, Integer())
     measures: list[ColumnElement[Any]] = [func.count()]
     measures.append(func.sum(case((score.is_(None), one), else_=zero)))
     not_finite = and_(score.is_not(None), ~finite(score))
     measures.append(func.sum(case((not_finite, one), else_=zero)))
+    bounds = cols.request.score_range
+    scored = finite(score)
+    if bounds is not None:
+        measures.append(func.sum(case((and_(scored, ~in_range(score, bounds)), one), else_=zero)))
+        scored = and_(scored, in_range(score, bounds))
     weight = cols.weight
     if weight is not None:
-        scored = finite(score)
         invalid = and_(scored, or_(weight.is_(None), weight < 0))
         measures += [
             func.sum(case((invalid, one), else_=zero)),

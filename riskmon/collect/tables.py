@@ -102,6 +102,8 @@ class CollectRequest:
     #: NULL or negative) are left out of every table and counted (:class:`Exclusions`)
     score: str | None = None
     exclude_invalid: bool = False
+    #: the score's valid values: a loan scored outside is invalid like a NULL score
+    score_range: tuple[float, float] | None = None
     #: the id column: used loans repeating an id and score date are counted (``Exclusions``)
     id: str | None = None
     #: categorical variables whose last bin's levels are named (:mod:`.census`), in the

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import math
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -280,6 +281,8 @@ class ModelConfig(_Strict):
     #: a loan without a score, or with a weight NULL or negative: left out and counted
     #: (``exclude``, judged by the ``exclusions`` rule), or the run fails (``fail``)
     on_invalid: Literal["exclude", "fail"] = "exclude"
+    #: the score's valid values, [low, high]: a loan scored outside is invalid (a PD of 1.7)
+    score_range: tuple[float, float] | None = None
     schedule: CronExpression | None = None
     notify: list[NotifyChannel] = Field(default_factory=list)
 
@@ -288,6 +291,13 @@ class ModelConfig(_Strict):
     def _name(cls, value: str) -> str:
         if not _NAME.match(value):
             raise ValueError(f"expected letters, digits, '_', '.' or '-', got {value!r}")
+        return value
+
+    @field_validator("score_range")
+    @classmethod
+    def _score_range(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
+        if value is not None and not (math.isfinite(value[0]) and value[0] < value[1] < math.inf):
+            raise ValueError(f"expected [low, high] with finite low < high, got {list(value)}")
         return value
 
     @field_validator("characteristics")

@@ -98,6 +98,8 @@ def _excluded(tables: RunTables, population: str) -> FigureRecord | None:
     }
     if counts.duplicates is not None:
         params["duplicate_ids"] = counts.duplicates
+    if counts.out_of_range is not None:
+        params["out_of_range"] = counts.out_of_range
     share = counts.invalid / counts.read if counts.read else None
     reason = None if counts.read else "no loans scored in the window"
     return FigureRecord("excluded_share", share, population, reason=reason, params=params)
@@ -238,6 +240,7 @@ def _judge_volume(judge: Judge, _: str) -> None:
 _WHY = {
     "null_score": "no score",
     "non_finite_score": "a score NaN or infinite",
+    "out_of_range": "a score outside score_range",
     "invalid_weight": "a weight NULL or negative",
 }
 
@@ -397,6 +400,8 @@ class WaterfallRow:
     used: int
     share: float | None
     duplicates: int | None = None
+    #: loans scored outside the model's score_range (None: no range configured)
+    out_of_range: int | None = None
 
 
 @dataclass(frozen=True)
@@ -452,6 +457,7 @@ def section(run: RunView) -> DataQuality:
             used=int(f.params.get("used", 0)),
             share=f.value,
             duplicates=f.params.get("duplicate_ids"),
+            out_of_range=f.params.get("out_of_range"),
         )
         for name, population in (("Current population", CURRENT), ("Cohort", PERFORMANCE))
         if (f := figures.get("excluded_share", population)) is not None

@@ -487,3 +487,67 @@ def test_an_infinite_score_fails_the_collect_where_invalid_loans_fail(tmp_path: 
             windows = frame["score_date"].map(lambda d: any(d in p.window for p in req.populations))
             n = int((mask & windows).sum())
             assert f"expected a finite score on every loan, got {n} row(s)" in str(caught.value)
+
+
+@pytest.mark.parametrize("weighted", [True, False], ids=["weighted", "unweighted"])
+def test_a_score_outside_its_range_is_left_out_and_counted_by_every_strategy(
+    database: tuple[str, str], weighted: bool
+) -> None:
+    """score_range [0, 1]: PDs of 1.7 and -0.2 are in no table and counted after the NULL
+    scores, each loan once (a loan scored out of range with a bad weight counts as out of
+    range); with invalid loans failing the collect, they fail it, named and counted."""
+    dialect, url = database
+    frame = loan_frame(seed=29, weighted=weighted)
+    rng = np.random.default_rng(29)
+    u = rng.random(len(frame))
+    frame.loc[u < 0.02, "pd_score"] = np.nan
+    frame.loc[(u >= 0.02) & (u < 0.04), "pd_score"] = 1.7
+    frame.loc[(u >= 0.04) & (u < 0.05), "pd_score"] = -0.2
+    frame.loc[frame.index % 97 == 0, "pd_score"] = 1.0  # the bounds are valid
+    if weighted:
+        frame.loc[(u >= 0.03) & (u < 0.06), "exposure"] = -1.0
+    load(url, frame)
+    req = dataclasses.replace(
+        request(weighted=weighted), score="pd_score", exclude_invalid=True, score_range=(0.0, 1.0)
+    )
+    score = frame["pd_score"]
+    inside = score.between(0.0, 1.0)
+    usable = inside & (frame["exposure"] > 0) if weighted else inside
+    expected = expected_tables(frame[usable], req)
+    for strategy, collected in _collect_all(url, dialect, req, weighted).items():
+        assert set(collected.tables) == set(expected), strategy
+        for key, table in expected.items():
+            rtol = WEIGHT_RTOL.get(dialect, 1e-12) if strategy == "stream" else 1e-12
+            assert collected.tables[key].equals(table, rtol=rtol), (strategy, key)
+        for population in req.populations:
+            rows = frame[frame["score_date"].map(population.window.__contains__)]
+            scored, ok = rows["pd_score"].notna(), inside.loc[rows.index]
+            bad_weight = ok & (rows["exposure"] <= 0) if weighted else ok & False
+            assert collected.exclusions[population.name] == Exclusions(
+                read=len(rows),
+                null_score=int((~scored).sum()),
+                out_of_range=int((scored & ~ok).sum()),
+                invalid_weight=int(bad_weight.sum()),
+            ), (strategy, population.name)
+
+
+def test_a_score_outside_its_range_fails_the_collect_where_invalid_loans_fail(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'loans.db'}"
+    frame = loan_frame(seed=31)
+    frame.loc[frame.index % 50 == 0, "pd_score"] = 1.7
+    load(url, frame)
+    req = dataclasses.replace(
+        request(), score="pd_score", exclude_invalid=False, score_range=(0.0, 1.0)
+    )
+    windows = frame["score_date"].map(lambda d: any(d in p.window for p in req.populations))
+    n = int(((frame["pd_score"] > 1) & windows).sum())
+    assert n > 0
+    with Source(model_config(url)) as source:
+        for strategy in STRATEGIES_BY_DIALECT["sqlite"]:
+            with pytest.raises(SourceError, match=r"column 'pd_score' \(columns.score\)") as caught:
+                collect(source, req, strategy=strategy)
+            assert f"expected scores within score_range [0, 1], got {n} row(s) outside" in str(
+                caught.value
+            )

@@ -15,10 +15,11 @@ import pytest
 from riskmon.baseline import freeze
 from riskmon.collect import Source
 from riskmon.records import Status
+from riskmon.report import render_run_report
 from riskmon.run import run_model
 from riskmon.store import MetricStore
 
-from .books import book_model, write_loans
+from .books import book_model, report_config, write_loans
 
 #: the months the feed delivered loans in; February and March 2025 it delivered none
 MONTHS = ["2023-07", "2023-08", "2023-09", "2023-10", "2023-11", "2023-12", "2025-01", "2025-04"]
@@ -99,6 +100,60 @@ def test_an_empty_first_run_is_red_too(store: MetricStore, tmp_path: Path) -> No
     assert alert.value == -1.0
     # February 2025 has 28 days: 4,800 baseline loans over 184 days, scaled
     assert "(730 expected from the baseline's volume, no earlier run with loans)" in alert.message
+
+
+def test_scores_outside_score_range_are_left_out_counted_and_reported(
+    store: MetricStore, tmp_path: Path
+) -> None:
+    """score_range [0, 1] on a PD: 3 % of January's loans carry a PD of 1.7 and 1 % of the
+    baseline's -0.2. The baseline is frozen without them, January's figures are of the other
+    loans, the waterfall counts them and the exclusions rule is AMBER (1 % to 5 %)."""
+    book = _book(seed=12)
+    january = book["score_date"].map(lambda d: d.year == 2025 and d.month == 1)
+    rng = np.random.default_rng(12)
+    broken = january & (rng.random(len(book)) < 0.03)
+    book.loc[broken, "pd_score"] = 1.7
+    early = book["score_date"].map(lambda d: d.year == 2023) & (rng.random(len(book)) < 0.01)
+    book.loc[early, "pd_score"] = -0.2
+    url = f"sqlite:///{tmp_path / 'book.db'}"
+    write_loans(url, book)
+    columns = {"id": "loan_id", "score_date": "score_date", "score": "pd_score"}
+    model = book_model(url, columns={**columns, "label": "default_12m"}, score_range=[0, 1])
+    outcome = run_model(model, dt.date(2025, 1, 31), store=store)
+    assert outcome.ok, outcome.error
+    baseline = store.latest_baseline("m")
+    assert baseline is not None
+    assert baseline.n_rows == int((book["score_date"].map(lambda d: d.year == 2023) & ~early).sum())
+    assert outcome.counts is not None
+    assert outcome.counts.n_current == int((january & ~broken).sum())
+    (excluded,) = [
+        f for f in outcome.figures if f.name == "excluded_share" and f.population == "current"
+    ]
+    assert excluded.params["out_of_range"] == int(broken.sum())
+    assert excluded.value == pytest.approx(broken.sum() / january.sum(), rel=1e-12)
+    (alert,) = [a for a in outcome.alerts if a.rule == "exclusions"]
+    assert alert.status == Status.AMBER
+    assert f"{int(broken.sum())} a score outside score_range" in alert.message
+    report = report_config(store, model, tmp_path)
+    html = render_run_report(report, store, "m").read_text(encoding="utf-8")
+    assert 'data-label="Out of range">' + str(int(broken.sum())) in html
+    # with on_invalid: fail the same run fails, naming the column and the count
+    strict = book_model(
+        url,
+        name="strict",
+        columns={**columns, "label": "default_12m"},
+        score_range=[0, 1],
+        on_invalid="fail",
+    )
+    failed = run_model(strict, dt.date(2025, 1, 31), store=store)
+    assert failed.status == "failed"
+    assert failed.error is not None
+    assert "column 'pd_score' (columns.score)" in failed.error
+    # the first run freezes the baseline first, and the baseline has its -0.2 PDs
+    n_early = int(early.sum())
+    assert f"expected scores within score_range [0, 1], got {n_early} baseline loan(s)" in (
+        failed.error
+    )
 
 
 def test_a_reversed_score_direction_is_refused_at_the_freeze_and_red_when_forced(
