@@ -1,0 +1,199 @@
+"""A year of monthly runs of a healthy PD model over 200 segments: how often riskmon cries wolf.
+
+The book is drawn from one law every month: each loan's PD is the true probability of its
+default, and no segment moves. Whatever RED alert a run raises is therefore false. With the
+default thresholds, the segments' PSI and calibration tests are each judged alone, and at a
+few hundred loans per segment some of them fail by chance; ``multiple_testing:
+benjamini_hochberg`` controls that. The same book with a drift injected into 20 segments from
+July shows that the control does not hide a real shift.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from riskmon.config import ModelConfig, parse_config
+from riskmon.records import Status
+from riskmon.run import run_model
+from riskmon.store import MetricStore
+from riskmon.store.migrate import upgrade
+
+SEGMENTS = 200
+LOANS_PER_SEGMENT_MONTH = 150
+DRIFTED = [f"s{i:03d}" for i in range(0, SEGMENTS, 10)]  # 20 segments
+DRIFT_FROM = pd.Timestamp("2025-07-01")
+MONTH_ENDS = [
+    (pd.Timestamp(f"2025-{m:02d}-01") + pd.offsets.MonthEnd(0)).date() for m in range(1, 13)
+]
+
+#: The bounds this test holds riskmon to. A segment's PSI is RED only at 0.25 or more and
+#: outside sampling noise (p < 0.05), its calibration RED at p < 0.001: alone, at most about
+#: 0.1 % of the segment alerts of a healthy model are RED, and the χ² noise test behind the PSI
+#: is anti-conservative at 150 loans (2.15 % of null PSIs fall below p = 0.001 by simulation,
+#: not 0.1 %): at most 0.2 % (measured: 0.042 %, 3 of 7,200).
+MAX_FALSE_RED_ALERT_SHARE = 0.002
+#: Benjamini-Hochberg at 0.05 over a run's 201 PSIs lets a healthy run be RED with probability
+#: at most 0.05, about 0.10 with that anti-conservatism: 1.2 of 12 runs expected; more than 3
+#: has probability 2.6 % (measured: 2)
+MAX_FALSE_RED_RUNS_CONTROLLED = 3
+
+
+def _book(*, drift: bool, seed: int = 11) -> pd.DataFrame:
+    """July 2023 to December 2025, 150 loans per segment and month on average; with ``drift``
+    the 20 segments in DRIFTED score one standard deviation riskier from July 2025 (their
+    defaults follow, so the PDs stay right: a population shift, not a broken model)."""
+    rng = np.random.default_rng(seed)
+    months = pd.date_range("2023-07-01", "2025-12-01", freq="MS")
+    segments = np.array([f"s{i:03d}" for i in range(SEGMENTS)], dtype=object)
+    frames = []
+    for start in months:
+        n = SEGMENTS * LOANS_PER_SEGMENT_MONTH
+        segment = rng.choice(segments, n)
+        logit = rng.normal(-2.6, 0.9, n)
+        if drift and start >= DRIFT_FROM:
+            logit[np.isin(segment, DRIFTED)] += 0.9
+        pd_true = 1 / (1 + np.exp(-logit))
+        days = rng.integers(0, start.days_in_month, n)
+        frames.append(
+            pd.DataFrame(
+                {
+                    "score_date": (start + pd.to_timedelta(days, unit="D")).date,
+                    "pd_score": np.round(pd_true, 6),
+                    "default_12m": (rng.random(n) < pd_true).astype(int),
+                    "channel": segment,
+                }
+            )
+        )
+    book = pd.concat(frames, ignore_index=True)
+    book["loan_id"] = np.arange(len(book))
+    return book
+
+
+def _model(url: str, **thresholds: Any) -> ModelConfig:
+    document = {
+        "name": "segmented",
+        "source": {"url": url, "table": "loans"},
+        "columns": {
+            "id": "loan_id",
+            "score_date": "score_date",
+            "score": "pd_score",
+            "label": "default_12m",
+            "segments": ["channel"],
+        },
+        "score_direction": "higher_is_riskier",
+        "baseline": {"start": "2023-07-01", "end": "2023-12-31"},
+        "thresholds": thresholds,
+    }
+    return parse_config({"models": [document]}, source="test", env={}).models[0]
+
+
+Year = dict[dt.date, list[Any]]
+
+
+def _year(folder: Path, book: pd.DataFrame, name: str, **thresholds: Any) -> Year:
+    """The alerts of every monthly run of 2025."""
+    from sqlalchemy import create_engine
+
+    url = f"sqlite:///{folder / 'book.db'}"
+    if not (folder / "book.db").exists():
+        engine = create_engine(url)
+        book.to_sql("loans", engine, index=False, chunksize=100_000)
+        engine.dispose()
+    store = MetricStore.open(f"sqlite:///{folder / f'{name}.db'}")
+    upgrade(store.engine)
+    model = _model(url, **thresholds)
+    out: Year = {}
+    for as_of in MONTH_ENDS:
+        outcome = run_model(model, as_of, store=store)
+        assert outcome.ok, (as_of, outcome.error)
+        out[as_of] = list(outcome.alerts)
+    store.engine.dispose()
+    return out
+
+
+SEGMENT_RULES = ("psi", "pd_underestimation", "pd_overestimation")
+
+
+def _judged(year: Year) -> list[Any]:
+    """The segments' PSI and calibration alerts that were judged (not NOT_EVALUABLE)."""
+    return [
+        a
+        for alerts in year.values()
+        for a in alerts
+        if a.segment and a.rule in SEGMENT_RULES and a.status != Status.NOT_EVALUABLE
+    ]
+
+
+def _red_runs(year: Year) -> int:
+    return sum(Status.worst(a.status for a in alerts) == Status.RED for alerts in year.values())
+
+
+@pytest.fixture(scope="module")
+def healthy(tmp_path_factory: pytest.TempPathFactory) -> tuple[Year, Year, Year]:
+    """The year with the default thresholds, with Benjamini-Hochberg, and with
+    Benjamini-Hochberg and two RED runs in a row before RED."""
+    folder = tmp_path_factory.mktemp("healthy")
+    book = _book(drift=False)
+    controlled = {"multiple_testing": "benjamini_hochberg"}
+    return (
+        _year(folder, book, "plain"),
+        _year(folder, book, "controlled", **controlled),
+        _year(folder, book, "consecutive", **controlled, consecutive=2),
+    )
+
+
+@pytest.fixture(scope="module")
+def drifting(tmp_path_factory: pytest.TempPathFactory) -> Year:
+    folder = tmp_path_factory.mktemp("drifting")
+    return _year(folder, _book(drift=True), "controlled", multiple_testing="benjamini_hochberg")
+
+
+@pytest.mark.slow
+def test_a_healthy_model_over_200_segments_rarely_raises_a_false_red(
+    healthy: tuple[Year, Year, Year],
+) -> None:
+    plain, controlled, consecutive = healthy
+    judged = _judged(plain)
+    # 200 segments, 12 runs, three rules: nearly every segment is large enough to be judged
+    assert len(judged) > 0.9 * SEGMENTS * 12 * len(SEGMENT_RULES)
+    red = [a for a in judged if a.status == Status.RED]
+    share = len(red) / len(judged)
+    print(
+        f"\nfalse RED, default thresholds: {len(red)} of {len(judged)} segment alerts "
+        f"({share:.3%}), {Counter(a.rule for a in red)}; runs RED {_red_runs(plain)} of 12"
+    )
+    assert share <= MAX_FALSE_RED_ALERT_SHARE
+    controlled_red = [a for a in _judged(controlled) if a.status == Status.RED]
+    print(
+        f"Benjamini-Hochberg: {len(controlled_red)} RED segment alerts; "
+        f"runs RED {_red_runs(controlled)} of 12"
+    )
+    assert _red_runs(controlled) <= MAX_FALSE_RED_RUNS_CONTROLLED
+    # a false alarm rarely strikes one segment two months in a row
+    print(f"and consecutive: 2: runs RED {_red_runs(consecutive)} of 12")
+    assert _red_runs(consecutive) == 0
+    # the whole portfolio's own rules see no drift either
+    portfolio = [a for alerts in controlled.values() for a in alerts if not a.segment]
+    assert [a for a in portfolio if a.status == Status.RED and a.rule in SEGMENT_RULES] == []
+
+
+@pytest.mark.slow
+def test_the_control_still_turns_a_drifted_segment_red(drifting: Year) -> None:
+    december = drifting[MONTH_ENDS[-1]]
+    psi = {a.segment: a for a in december if a.rule == "psi" and a.segment}
+    drifted = [psi[f"channel={s}"] for s in DRIFTED]
+    others = [a for segment, a in psi.items() if segment.removeprefix("channel=") not in DRIFTED]
+    red_drifted = sum(a.status == Status.RED for a in drifted)
+    print(f"\nDecember, PSI RED in {red_drifted} of {len(drifted)} drifted segments")
+    assert red_drifted >= 0.8 * len(drifted)
+    assert sum(a.status == Status.RED for a in others) <= 1
+    # before the drift, June: no segment is RED on its PSI
+    june = drifting[MONTH_ENDS[5]]
+    assert [a for a in june if a.rule == "psi" and a.status == Status.RED] == []
