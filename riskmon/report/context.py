@@ -15,7 +15,8 @@ format them.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from itertools import groupby
 from urllib.parse import quote
 
 from riskmon.config import ModelConfig
@@ -26,7 +27,7 @@ from riskmon.figures.gains import GainsRow
 from riskmon.figures.quality import DataQuality, QualityRow
 from riskmon.figures.stability import CharacteristicStability, Stability, StabilityRow
 from riskmon.figures.strength import CharacteristicStrength, WoeRow
-from riskmon.records import CURRENT, PERFORMANCE, SCORE, AlertLike, Figures, Status, why
+from riskmon.records import ALL, CURRENT, PERFORMANCE, SCORE, AlertLike, Figures, Status, why
 from riskmon.report._header import History, header
 from riskmon.report._summary import appendix, segments, summary
 from riskmon.report.pages import (
@@ -97,19 +98,22 @@ def run_report_context(
     """The model run report of ``run``, read from ``store``; ``model`` is its configuration,
     if the model is still configured."""
     alerts = store.alerts(run.id)
-    stored_baseline = store.baseline(run.baseline_id) if run.baseline_id is not None else None
+    # a report shows the baseline's and the run's bins of the whole population only
+    stored_baseline = (
+        store.baseline(run.baseline_id, segments=False) if run.baseline_id is not None else None
+    )
     succeeded = run.status == "succeeded"
     records = store.figures(run.id) if succeeded else []
     figures, by_rule = Figures(records), Alerts(alerts)
     view = RunView(
         figures=figures,
         alerts=by_rule,
-        bins=Bins(store.bins(run.id) if succeeded else []),
+        bins=Bins(store.bins(run.id, segment=ALL) if succeeded else []),
         baseline=FrozenBaseline(stored_baseline) if stored_baseline is not None else None,
         history=History(store, run.model, run.as_of),
     )
     sections = {s.name: s.build(view) if succeeded else s.empty for s in CATALOG.sections}
-    ordered = _by_severity(a for a in alerts if a.status not in ("GREEN",))
+    shown, note = chosen_segments(segments(figures, by_rule), alerts)
     return RunReportContext(
         model=run.model,
         as_of=run.as_of,
@@ -118,9 +122,10 @@ def run_report_context(
         overall=Status.worst(a.status for a in alerts) if succeeded else Status.NOT_EVALUABLE,
         why=why(alerts) if succeeded else None,
         header=header(run, model, stored_baseline, alerts),
-        alerts=tuple(_alert_row(a) for a in ordered),
+        alerts=_alert_rows(alerts),
         summary=summary(view) if succeeded else (),
-        segments=segments(figures, by_rule),
+        segments=shown,
+        segments_note=note,
         appendix=appendix(run, records, stored_baseline),
         nav=navigation(store, run),
         **sections,
@@ -172,7 +177,8 @@ def index_entry(
     every stored run with its report; ``hrefs`` are its reports on disk."""
     runs = store.runs(model)
     latest = runs[-1] if runs else None
-    figures = Figures(store.figures(latest.id) if latest else [])
+    # the index shows the whole population's figures only
+    figures = Figures(store.figures(latest.id, segment=ALL) if latest else [])
     alerts = Alerts(store.alerts(latest.id) if latest else [])
     succeeded = latest is not None and latest.status == "succeeded"
     overall = (
@@ -206,6 +212,66 @@ def index_entry(
         more_alerts=max(0, len(flagged) - INDEX_ALERTS),
         reports=tuple(reversed(report_links(store, model, hrefs.get))),
     )
+
+
+#: a rule's not-green alerts of one status listed in a report, segment by segment, at most
+#: (the rest are counted in one line; all of them are in the metric store)
+ALERTS_PER_RULE = 20
+
+
+def _alert_rows(alerts: Iterable[AlertLike]) -> tuple[AlertRow, ...]:
+    """The run's alerts that are not GREEN, the most severe first: every alert of the whole
+    population, and of each rule and status at most :data:`ALERTS_PER_RULE` segments, the
+    rest counted."""
+    rows: list[AlertRow] = []
+    ordered = _by_severity(a for a in alerts if a.status != Status.GREEN)
+    for (status, rule, variable, _), group in groupby(
+        ordered, key=lambda a: (a.status, a.rule, a.variable, bool(a.segment))
+    ):
+        chosen = list(group)
+        rows += [_alert_row(a) for a in chosen[:ALERTS_PER_RULE]]
+        more = len(chosen) - ALERTS_PER_RULE
+        if more > 0:
+            message = f"{more:,} more segments {status} on this rule (all in the metric store)"
+            rows.append(AlertRow(status, rule, message, variable, f"{more:,} more segments"))
+    return tuple(rows)
+
+
+#: segments listed in a report, at most: those with a RED or AMBER alert first, then the largest
+SEGMENT_ROWS = 100
+
+
+def chosen_segments(
+    rows: Sequence[SegmentRow], alerts: Iterable[AlertLike]
+) -> tuple[tuple[SegmentRow, ...], str | None]:
+    """The segments a report lists, and what it says of those it leaves out."""
+    if len(rows) <= SEGMENT_ROWS:
+        return tuple(rows), None
+    worst: dict[str, Status] = {}
+    judged: set[str] = set()
+    for a in alerts:
+        if a.segment:
+            status = Status(a.status)
+            if status.severity > worst.get(a.segment, Status.GREEN).severity:
+                worst[a.segment] = status
+            if status != Status.NOT_EVALUABLE:
+                judged.add(a.segment)
+    flagged = (Status.RED, Status.AMBER)
+
+    def rank(row: SegmentRow) -> tuple[int, float]:
+        status = worst.get(row.segment, Status.GREEN)
+        return (-status.severity if status in flagged else 0, -(row.n_current or 0))
+
+    shown = sorted(rows, key=rank)[:SEGMENT_ROWS]
+    n_flagged = sum(worst.get(r.segment) in flagged for r in rows)
+    unjudged = sum(r.segment not in judged for r in rows)
+    note = (
+        f"{SEGMENT_ROWS} of {len(rows):,} segments are listed: the {n_flagged:,} with a RED or "
+        f"AMBER alert first, then the largest by loans now. {unjudged:,} segments were not "
+        f"judged by any rule (fewer loans than thresholds.min_segment_loans). Every segment's "
+        f"figures and alerts are in the metric store."
+    )
+    return tuple(shown), note
 
 
 def _by_severity(alerts: Iterable[AlertLike]) -> list[AlertLike]:

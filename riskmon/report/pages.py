@@ -164,6 +164,8 @@ class RunReportContext:
     gains: tuple[GainsRow, ...]
     strength: tuple[CharacteristicStrength, ...]
     segments: tuple[SegmentRow, ...]
+    #: what the report says of the segments it does not list (None: it lists them all)
+    segments_note: str | None
     quality: DataQuality | None
     appendix: Appendix
     nav: Navigation

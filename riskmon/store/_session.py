@@ -37,12 +37,23 @@ def record_row(record: Any, *, skip: Collection[str] = ()) -> dict[str, Any]:
     return {f.name: getattr(record, f.name) for f in fields(record) if f.name not in skip}
 
 
-def insert_rows(session: Session, table: type[m.Base], rows: list[dict[str, Any]]) -> None:
-    """Insert ``rows`` into ``table`` in one executemany: hundreds of thousands of bins in
-    seconds, where ORM objects one by one take minutes (and the ORM's bulk path splits it into
-    statements of a few rows)."""
-    if rows:
-        session.connection().execute(insert(cast(Table, table.__table__)), rows)
+#: rows built and inserted at a time (an executemany each): memory stays flat in the rows
+INSERT_BATCH = 10_000
+
+
+def insert_rows(session: Session, table: type[m.Base], rows: Iterable[dict[str, Any]]) -> None:
+    """Insert ``rows`` into ``table`` by executemany, :data:`INSERT_BATCH` at a time: hundreds
+    of thousands of bins in seconds, where ORM objects one by one take minutes (and the ORM's
+    bulk path splits them into statements of a few rows)."""
+    statement = insert(cast(Table, table.__table__))
+    batch: list[dict[str, Any]] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == INSERT_BATCH:
+            session.connection().execute(statement, batch)
+            batch = []
+    if batch:
+        session.connection().execute(statement, batch)
 
 
 def insert_records(
@@ -55,7 +66,7 @@ def insert_records(
 ) -> None:
     """Insert dataclass ``records`` as rows of ``table`` (:func:`record_row`, plus
     ``common``)."""
-    insert_rows(session, table, [record_row(r, skip=skip) | common for r in records])
+    insert_rows(session, table, (record_row(r, skip=skip) | common for r in records))
 
 
 class StoreSession:

@@ -146,8 +146,9 @@ class Baselines(StoreSession):
             )
         return None if baseline_id is None else self.baseline(baseline_id)
 
-    def baseline(self, baseline_id: int) -> StoredBaseline | None:
-        """A baseline version with its variables, bins and figures."""
+    def baseline(self, baseline_id: int, *, segments: bool = True) -> StoredBaseline | None:
+        """A baseline version with its variables, bins and figures (with ``segments`` false,
+        the bins and figures of the whole population only: what a report reads)."""
         with self._session() as session:
             row = session.execute(
                 select(m.Baseline, m.Model.name)
@@ -164,6 +165,7 @@ class Baselines(StoreSession):
                 select(m.BaselineBin.variable_id, *(getattr(m.BaselineBin, c) for c in bin_fields))
                 .join(m.BaselineVariable, m.BaselineVariable.id == m.BaselineBin.variable_id)
                 .where(m.BaselineVariable.baseline_id == baseline_id)
+                .where(*(() if segments else (m.BaselineBin.segment == "",)))
                 .order_by(m.BaselineBin.variable_id, m.BaselineBin.segment, m.BaselineBin.bin_index)
             ):
                 bins_of.setdefault(b[0], []).append(BaselineBinRecord(*b[1:]))
@@ -193,6 +195,7 @@ class Baselines(StoreSession):
                 for f in session.scalars(
                     select(m.BaselineFigure)
                     .where(m.BaselineFigure.baseline_id == baseline_id)
+                    .where(*(() if segments else (m.BaselineFigure.segment == "",)))
                     .order_by(m.BaselineFigure.id)
                 )
             )

@@ -87,9 +87,14 @@ class Reads(StoreSession):
             row = session.execute(query).first()
             return None if row is None else _run_record(row[0], row[1])
 
-    def figures(self, run_id: int) -> list[FigureRecord]:
-        """Every figure of a run."""
-        query = select(m.Figure).where(m.Figure.run_id == run_id).order_by(m.Figure.id)
+    def figures(self, run_id: int, *, segment: str | None = None) -> list[FigureRecord]:
+        """Every figure of a run (of one ``segment``, "" the whole population)."""
+        query = (
+            select(m.Figure)
+            .where(m.Figure.run_id == run_id)
+            .where(*(() if segment is None else (m.Figure.segment == segment,)))
+            .order_by(m.Figure.id)
+        )
         with self._session() as session:
             return [
                 FigureRecord(
@@ -104,13 +109,14 @@ class Reads(StoreSession):
                 for f in session.scalars(query)
             ]
 
-    def bins(self, run_id: int) -> list[BinRecord]:
-        """Every bin statistic of a run."""
+    def bins(self, run_id: int, *, segment: str | None = None) -> list[BinRecord]:
+        """Every bin statistic of a run (of one ``segment``, "" the whole population)."""
         columns = [f.name for f in fields(BinRecord)]
         # plain rows, not ORM objects: a run has hundreds of bins and a report reads them all
         query = (
             select(*(getattr(m.BinStat, c) for c in columns))
             .where(m.BinStat.run_id == run_id)
+            .where(*(() if segment is None else (m.BinStat.segment == segment,)))
             .order_by(m.BinStat.id)
         )
         with self._session() as session:

@@ -184,7 +184,7 @@ class Runs(StoreSession):
             insert_rows(
                 session,
                 m.Alert,
-                [record_row(a) | {"status": str(a.status), "run_id": run_id} for a in alerts],
+                (record_row(a) | {"status": str(a.status), "run_id": run_id} for a in alerts),
             )
             session.execute(
                 update(m.Run)

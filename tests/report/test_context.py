@@ -35,6 +35,7 @@ PINNED: dict[type, list[str]] = {
         "gains",
         "strength",
         "segments",
+        "segments_note",
         "quality",
         "appendix",
         "nav",
