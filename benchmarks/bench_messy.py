@@ -45,6 +45,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+# the same helpers as the migration benchmark beside this script
+from bench_migration import _admin, _peak_rss_mb
+
 DEFAULT_PG_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 BENCH_DB = "riskmon_messy_bench"
 TABLE = "loans"
@@ -95,10 +98,6 @@ def pg_url(server: str, rows: int) -> str:
     return server.rsplit("/", 1)[0] + f"/{BENCH_DB}_{rows}"
 
 
-def _admin(url: str) -> str:
-    return url.replace("postgresql+psycopg://", "postgresql://")
-
-
 def load_postgresql(server: str, rows: int, chunks: Iterator[pd.DataFrame]) -> str:
     import psycopg
 
@@ -142,14 +141,6 @@ def load_sqlite(path: Path, chunks: Iterator[pd.DataFrame]) -> str:
 
 
 # ---------------------------------------------------------------------------- children
-def _peak_rss_mb() -> float:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def _config(url: str, folder: Path) -> Any:
     from riskmon.config import parse_config
 

@@ -110,10 +110,13 @@ def red_by_levels(alert: AlertLike) -> bool:
     return alert.status == Status.RED or alert.thresholds.get("levels_status") == Status.RED
 
 
-def _noise_p(judge: Judge, alert: AlertRecord) -> float | None:
+def _noise_test(judge: Judge, alert: AlertRecord) -> tuple[float | None, float]:
+    """The noise p-value of the figure an alert judged (named as its rule), and the level the
+    test was made at."""
     figure = judge.figures.get(alert.rule, CURRENT, alert.variable, alert.segment)
-    p = None if figure is None else figure.params.get("noise_p")
-    return None if p is None else float(p)
+    params = {} if figure is None else figure.params
+    p, alpha = params.get("noise_p"), params.get("alpha")
+    return (None if p is None else float(p)), (0.05 if alpha is None else float(alpha))
 
 
 def _benjamini_hochberg(judge: Judge, rule: Rule) -> None:
@@ -127,7 +130,7 @@ def _benjamini_hochberg(judge: Judge, rule: Rule) -> None:
     for i, alert in enumerate(judge.alerts):
         if alert.rule != rule.name or alert.status == Status.NOT_EVALUABLE:
             continue
-        p = alert.value if rule.tested == "p" else _noise_p(judge, alert)
+        p = alert.value if rule.tested == "p" else _noise_test(judge, alert)[0]
         if p is not None and math.isfinite(p):
             tested.append((i, float(p)))
     if len(tested) < 2:
@@ -158,7 +161,7 @@ def _benjamini_hochberg(judge: Judge, rule: Rule) -> None:
             )
             continue
         thresholds = alert.thresholds | note | {"noise_p": p, "noise_p_adjusted": float(q)}
-        alpha = _noise_alpha(judge, alert)
+        alpha = _noise_test(judge, alert)[1]
         status, capped = alert.status, ""
         if q >= alpha:
             status, capped = within_noise(alert.status, judge.thresholds)
@@ -169,12 +172,6 @@ def _benjamini_hochberg(judge: Judge, rule: Rule) -> None:
                 f"(adjusted p = {q:.3g}){capped}"
             )
         judge.alerts[i] = replace(alert, status=status, thresholds=thresholds, message=message)
-
-
-def _noise_alpha(judge: Judge, alert: AlertRecord) -> float:
-    figure = judge.figures.get(alert.rule, CURRENT, alert.variable, alert.segment)
-    alpha = None if figure is None else figure.params.get("alpha")
-    return 0.05 if alpha is None else float(alpha)
 
 
 def _hysteresis(judge: Judge, previous_red: Sequence[Collection[AlertKey]]) -> None:
