@@ -50,9 +50,11 @@ from riskmon.collect import (
 from riskmon.config import GradeColumn, ModelConfig, model_fingerprint
 from riskmon.errors import ConfigError, InvalidDataError
 from riskmon.figures import (
+    CATALOG,
     FrozenBaseline,
     baseline_migration_figures,
     iv_figure,
+    mark_row_tests,
     ranking_figures,
 )
 from riskmon.metrics import Binning, CountTable, fit_binning, numeric_values, score_grid_table
@@ -453,6 +455,8 @@ def freeze(
         figures += baseline_migration_figures(
             model, collected.migrations, grade.name, grade.binning
         )
+    if model.columns.weight:
+        mark_row_tests(figures, CATALOG.row_tests)
     _check_direction(model, figures, force=force)
     ranking_params: dict[str, Any] = {
         "n_distinct_scores": bins.n_distinct_scores,

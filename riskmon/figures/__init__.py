@@ -45,6 +45,7 @@ from riskmon.figures._family import (
     RunTables,
     RunView,
     Section,
+    mark_row_tests,
     measured,
     within_noise,
 )
@@ -82,7 +83,14 @@ class Catalog:
             found, rows = family.compute(tables)
             figures += found
             bins += rows
+        if tables.model.columns.weight:
+            mark_row_tests(figures, self.row_tests)
         return figures, bins
+
+    @property
+    def row_tests(self) -> frozenset[str]:
+        """The figures whose test counts loans, not weights (``FigureSpec.rows_test``)."""
+        return frozenset(f.name for f in self.figures if f.rows_test)
 
     @property
     def figures(self) -> tuple[FigureSpec, ...]:
@@ -163,6 +171,7 @@ __all__ = [
     "Section",
     "baseline_migration_figures",
     "iv_figure",
+    "mark_row_tests",
     "measured",
     "ranking_figures",
     "within_noise",

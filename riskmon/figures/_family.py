@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -286,6 +286,9 @@ class FigureSpec:
     label: str
     #: a number of loans (or of bads, of breaks): shown as a whole number
     count: bool = False
+    #: its p-value, critical value or interval counts loans (rows): with a weight column the
+    #: figure is weighted but its test is not, and says so (:func:`mark_row_tests`)
+    rows_test: bool = False
 
 
 @dataclass(frozen=True)
@@ -401,6 +404,28 @@ def measured(compute: Callable[[], Any]) -> tuple[Any, str | None]:
     if result is None or (scalar and math.isnan(float(result))):
         return None, reason or "not defined on this data"
     return result, reason
+
+
+#: what a weighted figure whose test counts loans says of it (``params["approximate"]``)
+ROWS_NOT_WEIGHTS = (
+    "weighted figure, test on loan counts: its p-value, critical value and interval count "
+    "loans (rows), not Kish's effective sample size (Σw)²/Σw², so they are approximate"
+)
+
+
+def mark_row_tests(figures: Sequence[FigureRecord], names: Collection[str]) -> None:
+    """Mark the figures of ``names`` (weighted, with a test on loan counts) approximate."""
+    for figure in figures:
+        if figure.name in names and figure.value is not None:
+            figure.params["approximate"] = ROWS_NOT_WEIGHTS
+
+
+def approximate(figure: FigureRecord) -> str:
+    """What an alert on ``figure`` adds when its test is approximate (weighted, on loan
+    counts); nothing otherwise."""
+    if "approximate" not in figure.params:
+        return ""
+    return "; approximate: weighted, tested on loan counts"
 
 
 def as_note(params: dict[str, Any], reason: str | None) -> None:

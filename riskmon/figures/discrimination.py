@@ -30,6 +30,7 @@ from riskmon.figures._family import (
     RunView,
     Section,
     amber_red,
+    approximate,
     describe_p,
     drop_levels,
     finite,
@@ -159,7 +160,7 @@ def _judge_auc_test(judge: Judge, segment: str) -> None:
     message = (
         f"AUC{where('', segment)} {params.get('auc', 0):.4f} against the initial "
         f"{params.get('initial_auc', 0):.4f} ({params.get('initial_from')}): ECB test "
-        f"S = {params.get('statistic', 0):.3f}, p = {p:.3g}"
+        f"S = {params.get('statistic', 0):.3f}, p = {p:.3g}{approximate(figure)}"
     )
     judge.add("auc_test", p_status(p, levels), p, thresholds, message, segment=segment)
 
@@ -315,10 +316,10 @@ FAMILY = Family(
         FigureSpec("n_rows", PERFORMANCE, "segment", "matured loans in the cohort", count=True),
         FigureSpec("n_bads", PERFORMANCE, "segment", "bads in the cohort", count=True),
         FigureSpec("bad_rate", PERFORMANCE, "segment", "bad rate of the cohort"),
-        FigureSpec("ks", PERFORMANCE, "segment", "KS"),
-        FigureSpec("auc", PERFORMANCE, "segment", "AUC"),
-        FigureSpec("gini", PERFORMANCE, "segment", "Gini"),
-        FigureSpec("auc_test_p", PERFORMANCE, "segment", "ECB AUC test p-value"),
+        FigureSpec("ks", PERFORMANCE, "segment", "KS", rows_test=True),
+        FigureSpec("auc", PERFORMANCE, "segment", "AUC", rows_test=True),
+        FigureSpec("gini", PERFORMANCE, "segment", "Gini", rows_test=True),
+        FigureSpec("auc_test_p", PERFORMANCE, "segment", "ECB AUC test p-value", rows_test=True),
     ),
     compute=compute,
     rules=(

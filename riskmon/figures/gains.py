@@ -105,6 +105,7 @@ class GainsRow:
     lower: float | None
     upper: float | None
     n_total: int
+    weight: float  # the summed weights (the loans, unweighted)
     share: float
     bads: float
     bad_rate: float | None
@@ -136,6 +137,7 @@ def section(run: RunView) -> tuple[GainsRow, ...]:
                 lower=b.lower,
                 upper=b.upper,
                 n_total=b.n_total,
+                weight=b.total,
                 share=b.total / total if total > 0 else 0.0,
                 bads=b_bads,
                 bad_rate=rate,

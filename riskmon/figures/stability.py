@@ -30,6 +30,7 @@ from riskmon.figures._family import (
     RunView,
     Section,
     amber_red,
+    approximate,
     as_note,
     band_levels,
     banded,
@@ -159,7 +160,7 @@ def _judge(judge: Judge, rule: str, band: Band, variable: str, segment: str = ""
     noise = ""
     if critical is not None and figure.value <= critical:
         status, capped = within_noise(status, judge.thresholds)
-        noise = f" (within sampling noise{capped})"
+        noise = f" (within sampling noise{approximate(figure)}{capped})"
     place = where(variable if rule == "csi" else "", segment)
     message = f"{name}{place} {fmt(figure.value)}{noise}"
     judge.add(rule, status, figure.value, thresholds, message, variable, segment)
@@ -187,6 +188,7 @@ class StabilityRow:
     index: int
     label: str
     n_total: int
+    weight: float  # the summed weights (the loans, unweighted)
     expected: float | None
     actual: float | None
     difference: float | None
@@ -204,6 +206,8 @@ class Stability:
     band: str | None
     status: str | None
     critical_value: float | None
+    #: why the noise level is approximate (weighted, tested on loan counts), if it is
+    approximate: str | None
     smoothing: float | None
     rows: tuple[StabilityRow, ...]
     bars: Chart
@@ -220,6 +224,7 @@ class CharacteristicStability:
     band: str | None
     status: str | None
     critical_value: float | None
+    approximate: str | None  # as :attr:`Stability.approximate`
     n_smoothed: int
     rows: tuple[StabilityRow, ...]
     trend: Sparkline
@@ -236,6 +241,7 @@ def stability_rows(bins: Sequence[BinRecord]) -> tuple[StabilityRow, ...]:
                 index=b.bin_index + 1,
                 label=b.label,
                 n_total=b.n_total,
+                weight=b.total,
                 expected=e,
                 actual=a,
                 difference=diff,
@@ -261,6 +267,7 @@ def score_section(run: RunView) -> Stability:
         band=params.get("band"),
         status=alert.status if alert else None,
         critical_value=params.get("critical_value"),
+        approximate=params.get("approximate"),
         smoothing=params.get("smoothing"),
         rows=rows,
         bars=bar_chart(
@@ -291,6 +298,7 @@ def characteristics_section(run: RunView) -> tuple[CharacteristicStability, ...]
                 band=figure.params.get("band"),
                 status=run.alerts.status("csi", name),
                 critical_value=figure.params.get("critical_value"),
+                approximate=figure.params.get("approximate"),
                 n_smoothed=sum(r.smoothed for r in rows),
                 rows=rows,
                 trend=sparkline(series),
@@ -317,8 +325,8 @@ def _largest_csi(figures: Figures) -> tuple[str, str] | None:
 FAMILY = Family(
     name="stability",
     figures=(
-        FigureSpec("psi", CURRENT, "segment", "PSI of the score"),
-        FigureSpec("csi", CURRENT, "variable", "CSI of a characteristic"),
+        FigureSpec("psi", CURRENT, "segment", "PSI of the score", rows_test=True),
+        FigureSpec("csi", CURRENT, "variable", "CSI of a characteristic", rows_test=True),
     ),
     compute=compute,
     rules=(

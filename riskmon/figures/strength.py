@@ -165,6 +165,8 @@ class WoeRow:
     base_woe: float | None
     n_total: int
     n_bads: int | None
+    weight: float  # the summed weights (the loans, unweighted)
+    weighted_bads: float
     bad_rate: float | None
     woe: float | None
     contribution: float | None
@@ -206,6 +208,8 @@ def section(run: RunView) -> tuple[CharacteristicStrength, ...]:
                 base_woe=extra.get("base_woe"),
                 n_total=b.n_total,
                 n_bads=b.n_bads,
+                weight=b.total,
+                weighted_bads=b.bads or 0.0,
                 bad_rate=ratio(b.bads or 0.0, b.total),
                 woe=b.woe,
                 contribution=b.contribution,

@@ -89,6 +89,13 @@ def _count(value: float | int | None) -> str:
     return "n/a" if value is None else f"{round(value):,}"
 
 
+def _weight(value: float | None) -> str:
+    """A sum of weights: whole where it is whole, else to two decimals."""
+    if value is None:
+        return "n/a"
+    return f"{round(value):,}" if float(value).is_integer() else f"{value:,.2f}"
+
+
 def _show(value: float | None, fmt: str) -> str:
     """A summary-table value in its format: decimal, percent, count or ratio."""
     if fmt == "percent":
@@ -138,6 +145,7 @@ def environment() -> Environment:
         signed=_signed,
         percent=_percent,
         count=_count,
+        weight=_weight,
         show=_show,
         status_class=_status_class,
         timestamp=_timestamp,
