@@ -377,40 +377,11 @@ def _read_sql(query: str, engine: Any, params: Any, chunk_rows: int) -> pd.DataF
     return pd.concat(list(parts), ignore_index=True)
 
 
-def child_read_sql(url: str, binnings_file: str, chunk_rows: str = "0") -> dict[str, Any]:
-    from sqlalchemy import create_engine
+def count_in_memory(frame: pd.DataFrame, binnings: dict[str, Any]) -> int:
+    """The request's count tables computed in memory from the loans read (``Binning.assign``,
+    ``CountTable.from_bins`` / ``from_scores`` / ``from_values``); how many."""
+    from riskmon.metrics import CountTable
 
-    from riskmon.metrics import Binning, CountTable
-
-    binnings = {
-        k: Binning.from_dict(v) for k, v in json.loads(Path(binnings_file).read_text()).items()
-    }
-    engine = create_engine(url)
-    names = ["score_date", "pd_score", "bad", "exposure", "channel", *NUMERIC, *CATEGORICAL]
-    query = (
-        f"SELECT {', '.join(names)} FROM {TABLE} WHERE "
-        "(score_date >= %(p0)s AND score_date < %(p1)s)"
-        " OR (score_date >= %(c0)s AND score_date < %(c1)s)"
-    )
-    window = {
-        "p0": PERFORMANCE[0],
-        "p1": PERFORMANCE[1] + dt.timedelta(days=1),
-        "c0": CURRENT[0],
-        "c1": CURRENT[1] + dt.timedelta(days=1),
-    }
-    rss_before = _peak_rss_mb()
-    start = time.perf_counter()
-    if engine.dialect.name == "postgresql":
-        frame = _read_sql(query, engine, window, int(chunk_rows))
-    else:  # qmark/numeric paramstyles: the same query with positional markers
-        marks = query.replace("%(p0)s", "?").replace("%(p1)s", "?").replace("%(c0)s", "?")
-        marks = marks.replace("%(c1)s", "?")
-        params = tuple(
-            str(window[k]) if engine.dialect.name == "sqlite" else window[k]
-            for k in ("p0", "p1", "c0", "c1")
-        )
-        frame = _read_sql(marks, engine, params, int(chunk_rows))
-    read_seconds = time.perf_counter() - start
     dates = pd.to_datetime(frame["score_date"])
     n_tables = 0
     populations = {
@@ -449,6 +420,44 @@ def child_read_sql(url: str, binnings_file: str, chunk_rows: str = "0") -> dict[
                     sample_weight=w if m is None else w[m],
                 )
                 n_tables += 1
+    return n_tables
+
+
+def child_read_sql(url: str, binnings_file: str, chunk_rows: str = "0") -> dict[str, Any]:
+    from sqlalchemy import create_engine
+
+    from riskmon.metrics import Binning
+
+    binnings = {
+        k: Binning.from_dict(v) for k, v in json.loads(Path(binnings_file).read_text()).items()
+    }
+    engine = create_engine(url)
+    names = ["score_date", "pd_score", "bad", "exposure", "channel", *NUMERIC, *CATEGORICAL]
+    query = (
+        f"SELECT {', '.join(names)} FROM {TABLE} WHERE "
+        "(score_date >= %(p0)s AND score_date < %(p1)s)"
+        " OR (score_date >= %(c0)s AND score_date < %(c1)s)"
+    )
+    window = {
+        "p0": PERFORMANCE[0],
+        "p1": PERFORMANCE[1] + dt.timedelta(days=1),
+        "c0": CURRENT[0],
+        "c1": CURRENT[1] + dt.timedelta(days=1),
+    }
+    rss_before = _peak_rss_mb()
+    start = time.perf_counter()
+    if engine.dialect.name == "postgresql":
+        frame = _read_sql(query, engine, window, int(chunk_rows))
+    else:  # qmark/numeric paramstyles: the same query with positional markers
+        marks = query.replace("%(p0)s", "?").replace("%(p1)s", "?").replace("%(c0)s", "?")
+        marks = marks.replace("%(c1)s", "?")
+        params = tuple(
+            str(window[k]) if engine.dialect.name == "sqlite" else window[k]
+            for k in ("p0", "p1", "c0", "c1")
+        )
+        frame = _read_sql(marks, engine, params, int(chunk_rows))
+    read_seconds = time.perf_counter() - start
+    n_tables = count_in_memory(frame, binnings)
     seconds = time.perf_counter() - start
     return {
         "seconds": seconds,

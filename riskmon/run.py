@@ -225,7 +225,7 @@ def run_model(
         # the heartbeat lasts until the results are committed, so the claim never looks stale
         with _heartbeat(store, run_id, owner, heartbeat_seconds):
             with Source(model) as source:
-                record = replace(record, snapshot=source.profile.snapshot)
+                record = replace(record, snapshot=source.snapshot)
                 baseline = latest_or_freeze(model, source, store)
                 frozen, binned = FrozenBaseline(baseline), frozen_bins(baseline)
                 collected = collect(

@@ -18,10 +18,15 @@ from riskmon.store import MetricStore
 from riskmon.store.engine import store_engine
 from riskmon.store.migrate import upgrade
 
+from . import spark_server
+from .spark_server import SparkServer
+
 #: the PostgreSQL server tests may create throw-away databases on (set by .ci/run)
 POSTGRES_ENV = "RISKMON_TEST_POSTGRES_URL"
 #: the MariaDB/MySQL server tests may create throw-away databases on (set by .ci/run)
 MARIADB_ENV = "RISKMON_TEST_MARIADB_URL"
+#: "local": the Spark tests start a Spark Thrift server on 127.0.0.1 (set by .ci/run)
+SPARK_ENV = "RISKMON_TEST_SPARK"
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -48,6 +53,23 @@ def _throwaway_database(env: str, example: str, *, drop_options: str = "") -> It
         with admin.connect() as connection:
             connection.execute(text(f"DROP DATABASE IF EXISTS {quoted}{drop_options}"))
         admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkServer]:
+    """A Spark Thrift server on 127.0.0.1 for the whole session, stopped by its PID at the
+    end; the tests that use it are skipped, saying why, without RISKMON_TEST_SPARK=local, Java
+    or pyspark."""
+    if os.environ.get(SPARK_ENV) != "local":
+        pytest.skip(f"needs {SPARK_ENV}=local (a Spark Thrift server started by the tests)")
+    why = spark_server.missing()
+    if why:
+        pytest.skip(why)
+    server = spark_server.start(tmp_path_factory.mktemp("spark"))
+    try:
+        yield server
+    finally:
+        spark_server.stop(server.pid)
 
 
 @pytest.fixture

@@ -171,6 +171,18 @@ def test_an_unknown_key_is_an_error() -> None:
             "models[0].notify[0]: expected exactly one",
         ),
         ({"name": "retail pd"}, "models[0].name: expected letters, digits"),
+        (
+            {"source": {"url": "hive://h/default", "query": "SELECT 1", "pin": "latest"}},
+            "models[0].source: 'pin' goes with 'table' (a Delta table), not with 'query'",
+        ),
+        (
+            {"source": {"url": "hive://h/default", "table": "t", "pin": {"version": -1}}},
+            "models[0].source.pin.version: Input should be greater than or equal to 0",
+        ),
+        (
+            {"source": {"url": "hive://h/default", "table": "t", "pin": {}}},
+            "models[0].source.pin: expected 'latest', or exactly one of 'version' or 'timestamp'",
+        ),
     ],
 )
 def test_invalid_values_name_the_key_path(change: dict[str, Any], expected: str) -> None:

@@ -14,20 +14,23 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from typing import Any
 from urllib.parse import quote
 
 from sqlalchemy import URL, Connection, func, literal, select, text, true
-from sqlalchemy.exc import DBAPIError
+
+from riskmon.collect.profile import (
+    GENERIC,
+    CollectShape,
+    EngineProfile,
+    existing_file,
+    group_by_position,
+)
+from riskmon.collect.warehouses import BIGQUERY, DATABRICKS, NOT_SNAPSHOT, SNOWFLAKE, SPARK, TRINO
 
 log = logging.getLogger(__name__)
-
-#: how a collect pass reads the loans: a SQL shape of :mod:`.pushdown`, or :mod:`.stream`
-CollectShape = Literal["packed", "grouping_sets", "union_all", "per_variable", "stream"]
 
 #: DuckDB's memory limit when the source URL sets none (``?memory_limit=...``). DuckDB runs in
 #: riskmon's process and by default may take 80 % of RAM, keeping every block it has read; the
@@ -51,104 +54,6 @@ POSTGRESQL_SETTINGS = {"enable_sort": "off", "jit": "off"}
 
 #: how many SQLite virtual-machine steps run between two checks of the time limit
 SQLITE_PROGRESS_STEPS = 10_000
-
-
-def _no_connect_args() -> dict[str, Any]:
-    return {}
-
-
-def _existing_file(url: URL) -> Path | None:
-    """The database file of a file engine's URL, which must exist (None: in memory)."""
-    database = url.database
-    if not database or database == ":memory:" or database.startswith("file:"):
-        return None
-    path = Path(database).expanduser().absolute()
-    if not path.is_file():
-        raise FileNotFoundError(f"the database file {path} does not exist")
-    return path
-
-
-@dataclass(frozen=True)
-class EngineProfile:
-    """What riskmon does differently on one engine; the SQL itself is the same everywhere.
-
-    ``guard`` begins each reading: it makes the transaction read-only and puts its statements
-    under ``seconds`` where the engine can (``read_only`` and ``statement_timeout`` say whether
-    the profile, with ``connect_args`` and ``on_connect``, guarantees each). ``snapshot`` says in
-    a line what every statement of one reading sees.
-    """
-
-    name: str
-    dialects: frozenset[str]  # the SQLAlchemy dialect names this profile serves
-    default_shape: CollectShape  # what strategy "auto" picks
-    snapshot: str
-    read_only: bool = False
-    statement_timeout: bool = False
-    grouping_sets: bool = False  # the engine runs GROUP BY GROUPING SETS
-    #: ``packed`` groups a categorical on its text, binned afterwards: only where the default
-    #: collation compares text exactly, as Python does
-    categories_by_text: bool = False
-    marginals_in_sql: bool = False  # ``packed`` sums its combinations by GROUPING SETS
-    keys_once: bool = False  # ``union_all`` computes every key once, in a CTE
-    reflects_tables: bool = True  # the driver can reflect a table's columns
-    #: ``connect_args`` for ``create_engine``, made fresh for each engine
-    connect_args: Callable[[], dict[str, Any]] = _no_connect_args
-    on_connect: Callable[[Any, Any], None] | None = None  # each new DBAPI connection
-    #: the URL an engine is created on, from the configured one: a file engine opens its file
-    #: read-only, and raises FileNotFoundError naming it rather than creating an empty one
-    reading_url: Callable[[URL], URL] | None = None
-    guard: Callable[[Connection, float], None] | None = None  # each reading, first thing
-    tuning: Callable[[Connection], None] | None = None  # before the statements of a SQL shape
-    #: a numeric column may hold text (SQLite's type affinity): the SQL shapes look for it first,
-    #: as the streaming reader refuses it, rather than binning text as a large number
-    text_in_numbers: bool = False
-    #: sets the reading's session time zone (an IANA name), where the engine has one
-    session_time_zone: Callable[[Connection, str], None] | None = None
-    #: around a statement that groups per loan or per obligor (the migrations of
-    #: :mod:`.migration`, the count of duplicate ids), the settings it needs
-    per_loan_settings: Callable[[Connection], AbstractContextManager[None]] | None = None
-    timeout_markers: tuple[str, ...] = ()  # lower-case text of the engine's timeout error
-    out_of_memory_hint: str = ""
-
-    def begin(self, connection: Connection, seconds: float, time_zone: str = "UTC") -> None:
-        """Guard a new reading: read-only, its statements limited to ``seconds``, in
-        ``time_zone`` where the engine has a session time zone."""
-        if self.guard is not None:
-            self.guard(connection, seconds)
-        if self.session_time_zone is not None:
-            self.session_time_zone(connection, time_zone)
-
-    def tune(self, connection: Connection) -> None:
-        """Set what the SQL shapes of :mod:`.pushdown` run best with, for the rest of the
-        reading's transaction."""
-        if self.tuning is not None:
-            self.tuning(connection)
-
-    def per_loan(self, connection: Connection) -> AbstractContextManager[None]:
-        """The settings a statement grouping per loan or obligor runs under, restored
-        afterwards."""
-        if self.per_loan_settings is None:
-            return nullcontext()
-        return self.per_loan_settings(connection)
-
-    def is_timeout(self, exc: DBAPIError) -> bool:
-        """Whether ``exc`` is the engine cancelling a statement that outran its time limit."""
-        message = str(exc.orig).lower()
-        return any(marker in message for marker in self.timeout_markers)
-
-    def error_hint(self, exc: DBAPIError) -> str:
-        """What to add to the message of ``exc`` to say how to avoid it, if anything."""
-        if self.out_of_memory_hint and "out of memory" in str(exc).lower():
-            return self.out_of_memory_hint
-        return ""
-
-    @property
-    def missing_guards(self) -> list[str]:
-        """The guards a reading on this engine goes without, in words."""
-        missing = [] if self.read_only else ["no read-only transaction"]
-        if not self.statement_timeout:
-            missing.append("no statement timeout (statement_timeout_seconds is not applied)")
-        return missing
 
 
 # ---------------------------------------------------------------------- PostgreSQL
@@ -244,7 +149,7 @@ def _sqlite_guard(connection: Connection, seconds: float) -> None:
 
 
 def _sqlite_read_only_url(url: URL) -> URL:
-    path = _existing_file(url)
+    path = existing_file(url)
     if path is None or url.query.get("uri"):
         return url
     # SQLite's own read-only mode: a file that vanishes meanwhile is an error, never created
@@ -254,7 +159,7 @@ def _sqlite_read_only_url(url: URL) -> URL:
 
 
 def _duckdb_existing_file(url: URL) -> URL:
-    _existing_file(url)  # opened read-only (connect_args), which DuckDB refuses for no file
+    existing_file(url)  # opened read-only (connect_args), which DuckDB refuses for no file
     return url
 
 
@@ -320,15 +225,18 @@ DUCKDB = EngineProfile(
 )
 
 
-# ---------------------------------------------------------------------- any other engine
-GENERIC = EngineProfile(
-    name="generic",
-    dialects=frozenset(),
-    default_shape="union_all",  # plain GROUP BY and UNION ALL: any SQL engine runs it
-    snapshot="not known: the engine's default isolation, which riskmon does not check",
+#: the engines riskmon is run against in its tests, then those it compiles for
+PROFILES: tuple[EngineProfile, ...] = (
+    POSTGRESQL,
+    MYSQL,
+    SQLITE,
+    DUCKDB,
+    SPARK,
+    DATABRICKS,
+    TRINO,
+    SNOWFLAKE,
+    BIGQUERY,
 )
-
-PROFILES: tuple[EngineProfile, ...] = (POSTGRESQL, MYSQL, SQLITE, DUCKDB)
 _BY_DIALECT = {dialect: profile for profile in PROFILES for dialect in profile.dialects}
 _warned: set[str] = set()  # dialects whose generic profile was already warned about
 
@@ -355,15 +263,22 @@ def profile_for(dialect_name: str, *, warn: bool = True) -> EngineProfile:
 
 
 __all__ = [
+    "BIGQUERY",
+    "DATABRICKS",
     "DUCKDB",
     "DUCKDB_MEMORY_LIMIT",
     "GENERIC",
     "MYSQL",
+    "NOT_SNAPSHOT",
     "POSTGRESQL",
     "POSTGRESQL_SETTINGS",
     "PROFILES",
+    "SNOWFLAKE",
+    "SPARK",
     "SQLITE",
+    "TRINO",
     "CollectShape",
     "EngineProfile",
+    "group_by_position",
     "profile_for",
 ]

@@ -36,8 +36,10 @@ from sqlalchemy import (
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchTableError, SQLAlchemyError
 from sqlalchemy.sql import sqltypes
+from sqlalchemy.sql.elements import ClauseElement
 
 from riskmon.collect.engines import GENERIC, EngineProfile, profile_for
+from riskmon.collect.profile import group_by_position
 from riskmon.config import GradeColumn, ModelConfig
 from riskmon.errors import SourceError, SourceUnavailableError
 from riskmon.redact import database_url, mask_url, redact
@@ -87,6 +89,15 @@ def required_columns(model: ModelConfig) -> list[SourceColumn]:
     return out
 
 
+def _by_position(
+    _connection: Connection, statement: Any, multiparams: Any, params: Any, _options: Any
+) -> tuple[Any, Any, Any]:
+    """Each statement grouped by position (:func:`~.profile.group_by_position`)."""
+    if isinstance(statement, ClauseElement):
+        statement = group_by_position(statement)
+    return statement, multiparams, params
+
+
 def _first_line(exc: BaseException) -> str:
     orig = getattr(exc, "orig", None)
     return redact(str(orig or exc)).strip().splitlines()[0] if str(orig or exc).strip() else ""
@@ -110,6 +121,7 @@ class Source:
         self.engine = engine if engine is not None else self._create_engine()
         self.profile: EngineProfile = profile_for(self.engine.dialect.name)
         self._columns: dict[str, Any] | None = None
+        self._time_travel: str | None = None  # the pin's clause, once resolved
 
     # ------------------------------------------------------------------ errors
     def error(
@@ -141,6 +153,8 @@ class Source:
             ) from None
         if profile.on_connect is not None:
             event.listen(engine, "connect", profile.on_connect)
+        if profile.group_by_position:
+            event.listen(engine, "before_execute", _by_position, retval=True)
         return engine
 
     def close(self) -> None:
@@ -175,18 +189,75 @@ class Source:
                     f"statement_timeout_seconds={seconds:g} and was cancelled"
                 ) from None
             hint = self.profile.error_hint(exc)
-            raise self.error(
-                f"query on source {self.masked_url} failed: {_first_line(exc)}{hint}"
-            ) from None
+            message = redact(self.profile.message(exc))
+            raise self.error(f"query on source {self.masked_url} failed: {message}{hint}") from None
         finally:
             try:
                 connection.rollback()
             finally:
                 connection.close()
 
+    # ------------------------------------------------------------------ snapshots
+    @property
+    def snapshot(self) -> str:
+        """What every statement of this source's readings sees, in a line (a run records it);
+        a pinned Delta table's version is looked up here, once."""
+        clause = self.time_travel()
+        if clause is None:
+            return self.profile.snapshot
+        name = ".".join(filter(None, [self.config.schema_, self.config.table]))
+        return f"Delta table {name} {clause}: every statement read that one version"
+
+    def time_travel(self) -> str | None:
+        """The table's time-travel clause (``VERSION AS OF 42``) when ``source.pin`` is set;
+        "latest" is resolved once, to the version current at the first call."""
+        pin = self.config.pin
+        if pin is None:
+            return None
+        if self._time_travel is None:
+            if not self.profile.time_travel:
+                raise self.error(
+                    f"source.pin reads a Delta table as of a version, which riskmon does on "
+                    f"Spark and Databricks, not on {self.engine.dialect.name}"
+                )
+            if pin.latest:
+                self._time_travel = f"VERSION AS OF {self._latest_version()}"
+            elif pin.version is not None:
+                self._time_travel = f"VERSION AS OF {int(pin.version)}"
+            else:
+                assert pin.timestamp is not None
+                when = pin.timestamp.isoformat(sep=" ")
+                self._time_travel = f"TIMESTAMP AS OF '{when}'"
+        return self._time_travel
+
+    def _latest_version(self) -> int:
+        """The table's current Delta version (``DESCRIBE HISTORY``)."""
+        assert self.config.table is not None
+        table = sql_table(self.config.table, schema=self.config.schema_)
+        quoted = self.engine.dialect.identifier_preparer.format_table(table)
+        try:
+            with self.reading() as connection:
+                row = connection.exec_driver_sql(f"DESCRIBE HISTORY {quoted} LIMIT 1").first()
+        except SourceError as exc:
+            raise self.error(
+                f"source.pin: cannot read the Delta history of table {quoted} (is it a Delta "
+                f"table?): {exc}"
+            ) from None
+        if row is None:
+            raise self.error(f"source.pin: table {quoted} has no Delta history")
+        return int(row._mapping["version"])
+
     # ------------------------------------------------------------------ the loans
     def selectable(self) -> FromClause:
-        """The loans: the configured table, or the configured query as a subquery."""
+        """The loans: the configured table (as of its pinned version), or the configured query
+        as a subquery."""
+        clause = self.time_travel()
+        if clause is not None:
+            table = self._table()
+            quoted = self.engine.dialect.identifier_preparer.format_table(table)
+            typed = [sql_column(c.name, c.type) for c in table.columns]
+            pinned = text(f"SELECT * FROM {quoted} {clause}").columns(*typed)
+            return pinned.subquery(self.config.table)
         if self.config.query is not None:
             columns = [c.name for c in required_columns(self.model)]
             return (

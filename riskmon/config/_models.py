@@ -139,6 +139,22 @@ class SchedulerConfig(_Strict):
     max_catch_up_runs: int = Field(default=31, ge=0)
 
 
+class Pin(_Strict):
+    """A Delta table read as of one version (the latest when the run starts, or a given one),
+    or as of one time (``source.pin``; ``pin: latest`` reads as ``{latest: true}``)."""
+
+    latest: bool = False
+    version: int | None = Field(default=None, ge=0)
+    timestamp: dt.datetime | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> Pin:
+        given = [self.latest, self.version is not None, self.timestamp is not None]
+        if sum(given) != 1:
+            raise ValueError("expected 'latest', or exactly one of 'version' or 'timestamp'")
+        return self
+
+
 class SourceConfig(_Strict):
     """Where a model's scored loans are read from: a table, or a read-only query."""
 
@@ -154,7 +170,15 @@ class SourceConfig(_Strict):
     #: count the loans repeating an id and score date (one more GROUP BY on the two; its cost in
     #: benchmarks/collect.md)
     count_duplicate_ids: bool = True
+    #: read a Delta table (Spark, Databricks) as of one version for the whole run: "latest"
+    #: (the version current when the run starts, recorded with it), a version or a time
+    pin: Pin | None = None
     _unset_variables: tuple[str, ...] = PrivateAttr(default=())
+
+    @field_validator("pin", mode="before")
+    @classmethod
+    def _latest(cls, value: Any) -> Any:
+        return {"latest": True} if value == "latest" else value
 
     @field_validator("time_zone")
     @classmethod
@@ -177,6 +201,8 @@ class SourceConfig(_Strict):
             raise ValueError("expected exactly one of 'table' or 'query'")
         if self.query is not None and self.schema_ is not None:
             raise ValueError("'schema' goes with 'table', not with 'query'")
+        if self.query is not None and self.pin is not None:
+            raise ValueError("'pin' goes with 'table' (a Delta table), not with 'query'")
         return self
 
 

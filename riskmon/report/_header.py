@@ -99,6 +99,7 @@ def header(
             else None
         ),
         weight=f"weighted by column {plan.weight!r}" if plan and plan.weight else None,
+        snapshot=plan.snapshot if plan else None,
         score_direction=(
             plan.score_direction.replace("_", " ") + f" (score column {plan.score!r})"
             if plan

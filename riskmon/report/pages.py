@@ -47,6 +47,8 @@ class Header:
     performance_window: str | None
     bad_definition: str | None
     weight: str | None
+    #: what every statement of the run's reading saw (one snapshot, or not)
+    snapshot: str | None
     score_direction: str | None
     n_current: int | None
     n_matured: int | None

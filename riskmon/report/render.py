@@ -90,10 +90,12 @@ def _count(value: float | int | None) -> str:
 
 
 def _weight(value: float | None) -> str:
-    """A sum of weights: whole where it is whole, else to two decimals."""
+    """A sum of weights: in whole units from 100 (an exposure), else to two decimals."""
     if value is None:
         return "n/a"
-    return f"{round(value):,}" if float(value).is_integer() else f"{value:,.2f}"
+    if abs(value) >= 100 or float(value).is_integer():
+        return f"{round(value):,}"
+    return f"{value:,.2f}"
 
 
 def _show(value: float | None, fmt: str) -> str:

@@ -27,6 +27,7 @@ from riskmon.errors import SourceError
 from riskmon.metrics import (
     Binning,
     CountTable,
+    fit_binning,
     ks_statistic,
     ks_statistic_from_counts,
     population_stability_index,
@@ -74,6 +75,25 @@ def request(*, weighted: bool = True, segments: tuple[str, ...] = ("channel",)) 
         weight="exposure" if weighted else None,
         segments=segments,
     )
+
+
+def fitted_on(frame: pd.DataFrame, req: CollectRequest, n_bins: int) -> CollectRequest:
+    """``req`` with its binned variables' bins fitted on ``frame`` itself, so that edges fall
+    exactly on stored values (ties at the edges)."""
+    variables = [
+        v
+        if v.binning is None
+        else dataclasses.replace(
+            v,
+            binning=fit_binning(
+                frame[v.column].astype(object).where(frame[v.column].notna(), None),
+                kind=v.binning.kind,
+                n_bins=n_bins,
+            ),
+        )
+        for v in req.variables
+    ]
+    return dataclasses.replace(req, variables=variables)
 
 
 def expected_tables(

@@ -54,9 +54,16 @@ def test_each_known_dialect_has_its_profile_and_default_shape(
 
 
 def test_what_each_profile_says() -> None:
-    assert {p.name for p in engines.PROFILES if p.grouping_sets} == {"postgresql", "duckdb"}
-    assert {p.name for p in engines.PROFILES if p.categories_by_text} == {"postgresql", "duckdb"}
-    assert [p.name for p in engines.PROFILES if not p.statement_timeout] == ["duckdb"]
+    lake = {"spark", "databricks", "snowflake", "bigquery"}
+    assert {p.name for p in engines.PROFILES if p.grouping_sets} == {"postgresql", "duckdb"} | lake
+    assert {p.name for p in engines.PROFILES if p.categories_by_text} == {
+        "postgresql",
+        "duckdb",
+        "trino",
+    } | lake
+    assert [p.name for p in engines.PROFILES if not p.statement_timeout] == ["duckdb", "bigquery"]
+    assert [p.name for p in engines.PROFILES if p.group_by_position] == ["trino"]
+    assert [p.name for p in engines.PROFILES if p.time_travel] == ["spark", "databricks"]
     assert "REPEATABLE READ" in POSTGRESQL.snapshot
     assert "read-only" in DUCKDB.snapshot
     assert DUCKDB.connect_args() == {
@@ -66,6 +73,49 @@ def test_what_each_profile_says() -> None:
     assert DUCKDB.connect_args() is not DUCKDB.connect_args()  # fresh for every engine
     with pytest.raises(SourceError, match="'grouping_sets' is not available on sqlite"):
         resolve_strategy("grouping_sets", "sqlite")
+
+
+WAREHOUSES = [
+    ("hive", engines.SPARK),
+    ("databricks", engines.DATABRICKS),
+    ("trino", engines.TRINO),
+    ("snowflake", engines.SNOWFLAKE),
+    ("bigquery", engines.BIGQUERY),
+]
+
+
+@pytest.mark.parametrize(("dialect", "profile"), WAREHOUSES, ids=[w[0] for w in WAREHOUSES])
+def test_each_warehouse_has_its_profile_and_says_it_reads_no_snapshot(
+    dialect: str, profile: EngineProfile, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger=engines.__name__):
+        assert profile_for(dialect) is profile
+    assert caplog.records == []
+    assert resolve_strategy("auto", dialect) == profile.default_shape
+    assert not profile.read_only
+    assert "no read-only transaction" in profile.missing_guards
+    assert profile.snapshot.endswith(engines.NOT_SNAPSHOT)
+    assert 0 < len(profile.snapshot) <= 160  # a line a run can record
+
+
+def test_spark_errors_keep_sparks_message_without_the_thrift_status() -> None:
+    """What PyHive raises for a missing table (as a Thrift server of Spark 4 answers)."""
+    raw = (
+        "TExecuteStatementResp(status=TStatus(statusCode=3, infoMessages=['*org.apache.hive."
+        "service.cli.HiveSQLException:Error running query: [TABLE_OR_VIEW_NOT_FOUND] The table "
+        "or view `nope` cannot be found. SQLSTATE: 42P01; line 1 pos 21:48:47', "
+        "'org.apache.spark.sql.hive.thriftserver.HiveThriftServerErrors$:runningQueryError:"
+        "HiveThriftServerErrors.scala:49'], sqlState='42P01', errorCode=0, errorMessage="
+        "'Error running query: [TABLE_OR_VIEW_NOT_FOUND] The table or view `nope` cannot be "
+        "found. Verify the spelling and correctness of the schema and catalog.\\nSQLSTATE: "
+        "42P01; line 1 pos 21'), operationHandle=None)"
+    )
+    message = engines.SPARK.message(Exception(raw))
+    assert message == (
+        "[TABLE_OR_VIEW_NOT_FOUND] The table or view `nope` cannot be found. Verify the "
+        "spelling and correctness of the schema and catalog."
+    )
+    assert engines.SPARK.message(Exception("no status here")) == "no status here"
 
 
 def test_an_unknown_engine_gets_the_generic_profile_and_one_warning(

@@ -12,13 +12,21 @@ from hypothesis import strategies as st
 from riskmon.collect import Source, collect
 from riskmon.errors import DegenerateDataWarning
 from riskmon.metrics import (
-    fit_binning,
     population_stability_index_from_counts,
     roc_auc_from_counts,
 )
 
 from .loans import load, loan_frame, model_config
-from .test_collect import STRATEGIES_BY_DIALECT, WEIGHT_RTOL, expected_tables, request
+from .test_collect import STRATEGIES_BY_DIALECT, WEIGHT_RTOL, expected_tables, fitted_on, request
+
+#: a random loan table: its seed and size, weighted or not, segmented or not, and its bins
+RANDOM_LOAN_TABLES = given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(20, 1500),
+    weighted=st.booleans(),
+    segmented=st.booleans(),
+    n_bins=st.integers(2, 12),
+)
 
 
 @settings(
@@ -26,13 +34,7 @@ from .test_collect import STRATEGIES_BY_DIALECT, WEIGHT_RTOL, expected_tables, r
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
-@given(
-    seed=st.integers(0, 2**31 - 1),
-    n=st.integers(20, 1500),
-    weighted=st.booleans(),
-    segmented=st.booleans(),
-    n_bins=st.integers(2, 12),
-)
+@RANDOM_LOAN_TABLES
 def test_random_loan_tables(
     database: tuple[str, str], seed: int, n: int, weighted: bool, segmented: bool, n_bins: int
 ) -> None:
@@ -40,22 +42,7 @@ def test_random_loan_tables(
     frame = loan_frame(seed=seed, n=n, weighted=weighted)
     load(url, frame)
     req = request(weighted=weighted, segments=("channel",) if segmented else ())
-    # bins fitted on the data itself, so edges fall exactly on stored values (ties at edges)
-    variables = [
-        v
-        if v.binning is None
-        else type(v)(
-            v.name,
-            v.column,
-            fit_binning(
-                frame[v.column].astype(object).where(frame[v.column].notna(), None),
-                kind=v.binning.kind,
-                n_bins=n_bins,
-            ),
-        )
-        for v in req.variables
-    ]
-    req = type(req)(req.populations, variables, req.score_date, req.label, req.weight, req.segments)
+    req = fitted_on(frame, req, n_bins)
     expected = expected_tables(frame, req)
     with Source(model_config(url, weighted=weighted)) as source:
         for strategy in STRATEGIES_BY_DIALECT[dialect]:

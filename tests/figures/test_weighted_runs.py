@@ -136,17 +136,17 @@ def test_weighted_tests_are_marked_and_the_tables_show_both_sums(
     assert loans == len(cohort)
     if weighted:
         weights = [_number(r[names.index("Weight")]) for r in rows]
-        assert sum(weights) == pytest.approx(w.sum(), abs=0.01 * len(rows))
+        assert sum(weights) == pytest.approx(w.sum(), abs=0.5 * len(rows))
         bads = [_number(r[names.index("Bads (weighted)")]) for r in rows]
-        assert sum(bads) == pytest.approx(w[y == 1].sum(), abs=0.01 * len(rows))
+        assert sum(bads) == pytest.approx(w[y == 1].sum(), abs=0.5 * len(rows))
     names, rows = _table(page, "bins")  # the score's PSI table, whose footer is its total
     footer = [td.text() for td in page.get("table", class_="bins").get("tfoot").iter("td")]
     assert _number(footer[names.index("Loans")]) == len(current)
     if weighted:
         total = current["exposure"].sum()
-        assert _number(footer[names.index("Weight")]) == pytest.approx(total, abs=0.01)
+        assert _number(footer[names.index("Weight")]) == pytest.approx(total, abs=0.5)
         assert sum(_number(r[names.index("Weight")]) for r in rows) == pytest.approx(
-            total, abs=0.01 * len(rows)
+            total, abs=0.5 * len(rows)
         )
     woe = page.get("table", class_="bins woe")
     woe_names = [th.text() for th in list(woe.get("thead").iter("tr"))[-1].iter("th")]

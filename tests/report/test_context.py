@@ -70,6 +70,7 @@ PINNED: dict[type, list[str]] = {
         "performance_window",
         "bad_definition",
         "weight",
+        "snapshot",
         "score_direction",
         "n_current",
         "n_matured",
