@@ -23,9 +23,8 @@ method (``VmRSS``) and at the end (``VmHWM``, its peak).
 Run (Java and ``pip install pyspark 'riskmon[spark]'`` needed):
 
     .venv/bin/python benchmarks/bench_spark.py --sizes 1000000 --repeats 3
-    .venv/bin/python benchmarks/bench_spark.py --sizes 10000000 --repeats 2 --methods \
-        riskmon/packed riskmon/grouping_sets riskmon/union_all floor/cte floor/grouping_sets \
-        floor/stack pull/toPandas
+    .venv/bin/python benchmarks/bench_spark.py --sizes 10000000 --repeats 2 --methods \\
+        riskmon/packed riskmon/union_all floor/packed floor/cte floor/stack pull/toPandas
 """
 
 from __future__ import annotations
@@ -171,6 +170,8 @@ def child_topandas(folder: str, binnings_file: str, driver_memory: str) -> dict[
     spark = (
         SparkSession.builder.master("local[2]")
         .config("spark.driver.memory", driver_memory)
+        # the whole result comes to the driver: no cap on its size (the default is 1 GB)
+        .config("spark.driver.maxResultSize", "0")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.ui.enabled", "false")
@@ -221,7 +222,7 @@ def measure(
         for shape in FLOORS:
             statements = floor_sql(server.url, request, shape)
             methods.append((f"floor/{shape}", functools.partial(time_floor, server, statements)))
-        pull = ["topandas", str(data), str(binnings_file), args.driver_memory]
+        pull = ["topandas", str(data), str(binnings_file), args.pull_memory]
         methods.append(("pull/toPandas", functools.partial(own_child, pull)))
         if args.methods:
             methods = [(name, fn) for name, fn in methods if name in args.methods]
@@ -272,6 +273,7 @@ def main() -> None:
     parser.add_argument("--pull-repeats", type=int, default=1)
     parser.add_argument("--chunk-rows", type=int, default=500_000)
     parser.add_argument("--driver-memory", default="4g")
+    parser.add_argument("--pull-memory", default="12g", help="toPandas' Spark driver memory")
     parser.add_argument("--methods", nargs="+", help="only these (e.g. riskmon/packed)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", type=Path, default=None)
