@@ -88,14 +88,13 @@ def _databricks_guard(connection: Connection, seconds: float) -> None:
     connection.exec_driver_sql(f"SET STATEMENT_TIMEOUT = {_seconds(seconds)}")
 
 
-# a SQL warehouse takes only its documented parameters: no Spark settings
+# Spark's profile, with the time limit a SQL warehouse takes (only its documented parameters)
 DATABRICKS = replace(
     SPARK,
     name="databricks",
     dialects=frozenset({"databricks"}),
     snapshot=f"Databricks SQL: {NOT_SNAPSHOT}",
     guard=_databricks_guard,
-    tuning=None,
     timeout_markers=("statement_timeout", "timedout", "timed out"),
 )
 
@@ -115,7 +114,8 @@ TRINO = EngineProfile(
     default_shape="packed",
     snapshot=f"Trino: {NOT_SNAPSHOT}",
     statement_timeout=True,
-    # GROUPING SETS would group on expressions with positional parameters (see below)
+    # GROUPING SETS would group on expressions with positional parameters, which
+    # group_by_position does not rewrite; packed is not measured on Trino (no server here)
     grouping_sets=False,
     categories_by_text=True,
     group_by_position=True,
