@@ -55,6 +55,19 @@ TARGETS = {
 _NAMED = re.compile(r":`?([A-Za-z_][A-Za-z0-9_]*)`?")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _function_registry() -> Iterator[None]:
+    """SQLAlchemy's generic functions as they were before these tests imported the dialects:
+    sqlalchemy-bigquery registers an ``unnest`` for every dialect when imported, which
+    SQLAlchemy then uses for PostgreSQL's bulk inserts (with a warning) in later tests."""
+    from sqlalchemy.sql import functions
+
+    saved = {name: dict(known) for name, known in functions._registry.items()}
+    yield
+    functions._registry.clear()
+    functions._registry.update(saved)
+
+
 @pytest.fixture(scope="module")
 def duck_loans(demo: tuple[Path, str], tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo's loan tables, copied into a DuckDB file."""
