@@ -511,9 +511,10 @@ def _child(args: list[str]) -> Callable[[], dict[str, Any]]:
     return functools.partial(run_child, args)
 
 
-def run_child(args: list[str]) -> dict[str, Any]:
+def run_child(args: list[str], script: str = __file__) -> dict[str, Any]:
+    """The JSON result of ``script _child args``, run in a fresh process."""
     out = subprocess.run(
-        [sys.executable, __file__, "_child", *args], check=True, capture_output=True, text=True
+        [sys.executable, script, "_child", *args], check=True, capture_output=True, text=True
     )
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return result

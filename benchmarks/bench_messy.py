@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 # the same helpers as the migration benchmark beside this script
-from bench_migration import _admin, _peak_rss_mb
+from bench_migration import _admin, _peak_rss_mb, write_records
 
 DEFAULT_PG_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 BENCH_DB = "riskmon_messy_bench"
@@ -248,10 +248,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         if database == "postgresql":
             drop_postgresql(args.pg_server, args.rows)
     shutil.rmtree(workdir, ignore_errors=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("w") as out:
-        for record in records:
-            out.write(json.dumps(record) + "\n")
+    write_records(args.out, records)
     print(summarize(records))
     print(f"\n{platform.platform()}, Python {platform.python_version()}")
 

@@ -304,12 +304,17 @@ def main(argv: Sequence[str] | None = None) -> None:
                 drop_postgresql(args.pg_server, rows)
             else:
                 path.unlink(missing_ok=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("w") as out:
-        for record in records:
-            out.write(json.dumps(record) + "\n")
+    write_records(args.out, records)
     print(summarize(records))
     print(f"\n{platform.platform()}, Python {platform.python_version()}")
+
+
+def write_records(path: Path, records: list[dict[str, Any]]) -> None:
+    """The records as JSON lines in ``path`` (its folder made)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as out:
+        for record in records:
+            out.write(json.dumps(record) + "\n")
 
 
 def summarize(records: list[dict[str, Any]]) -> str:

@@ -35,7 +35,6 @@ import functools
 import json
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -88,7 +87,8 @@ def create_table(server: spark_server.SparkServer, folder: Path) -> None:
     spark_server.sql(server, f"CREATE TABLE {TABLE} USING parquet LOCATION '{folder}'")
 
 
-def driver_rss_mb(pid: int, field: str = "VmRSS") -> float:
+def proc_mb(pid: int | str, field: str) -> float:
+    """A memory field of ``/proc/<pid>/status`` (``VmRSS``, its peak ``VmHWM``) in MB."""
     with open(f"/proc/{pid}/status") as status:
         for line in status:
             if line.startswith(f"{field}:"):
@@ -150,14 +150,6 @@ def time_floor(server: spark_server.SparkServer, statements: list[str]) -> dict[
 
 
 # ---------------------------------------------------------------------------- pulling the loans
-def _peak_rss_mb(pid: int | str = "self") -> float:
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def child_topandas(folder: str, binnings_file: str, driver_memory: str) -> dict[str, Any]:
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as f
@@ -184,25 +176,17 @@ def child_topandas(folder: str, binnings_file: str, driver_memory: str) -> dict[
     windows = (date.between(*PERFORMANCE)) | (date.between(*CURRENT))
     frame = spark.read.parquet(folder).where(windows).select(*NEEDED).toPandas()
     read_seconds = time.perf_counter() - start
-    jvm_peak = _peak_rss_mb(jvm)
+    jvm_peak = proc_mb(jvm, "VmHWM")
     n_tables = count_in_memory(frame, binnings)
     seconds = time.perf_counter() - start
     spark.stop()
     return {
         "seconds": seconds,
         "read_seconds": read_seconds,
-        "rss_mb": _peak_rss_mb(),
+        "rss_mb": proc_mb("self", "VmHWM"),
         "jvm_rss_mb": jvm_peak,
         "tables": n_tables,
     }
-
-
-def own_child(args: list[str]) -> dict[str, Any]:
-    out = subprocess.run(
-        [sys.executable, __file__, "_child", *args], check=True, capture_output=True, text=True
-    )
-    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
 
 
 # ---------------------------------------------------------------------------- the run
@@ -223,7 +207,7 @@ def measure(
             statements = floor_sql(server.url, request, shape)
             methods.append((f"floor/{shape}", functools.partial(time_floor, server, statements)))
         pull = ["topandas", str(data), str(binnings_file), args.pull_memory]
-        methods.append(("pull/toPandas", functools.partial(own_child, pull)))
+        methods.append(("pull/toPandas", functools.partial(run_child, pull, __file__)))
         if args.methods:
             methods = [(name, fn) for name, fn in methods if name in args.methods]
         for repeat in range(args.repeats):
@@ -231,13 +215,11 @@ def measure(
                 if name.startswith("pull/") and repeat >= args.pull_repeats:
                     continue
                 result = fn()
-                result["driver_rss_mb"] = driver_rss_mb(server.pid)
+                result["driver_rss_mb"] = proc_mb(server.pid, "VmRSS")
                 record = {"rows": rows, "method": name, "repeat": repeat, **result}
                 print(json.dumps(record), flush=True)
                 records.append(record)
-        records.append(
-            {"rows": rows, "method": "driver", "peak_mb": driver_rss_mb(server.pid, "VmHWM")}
-        )
+        records.append({"rows": rows, "method": "driver", "peak_mb": proc_mb(server.pid, "VmHWM")})
     finally:
         spark_server.stop(server.pid)
     return records
