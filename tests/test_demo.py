@@ -13,6 +13,8 @@ from riskmon.config import load_config
 from riskmon.demo import CATEGORICAL_CHARACTERISTICS, NUMERIC_CHARACTERISTICS
 from riskmon.store import MetricStore
 
+from .report.htmltree import parse
+
 
 class _Links(HTMLParser):
     def __init__(self) -> None:
@@ -110,3 +112,37 @@ def test_demo_refuses_a_folder_with_other_files(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "thesis.docx" in result.output
     assert (tmp_path / "thesis.docx").read_text() == "mine"
+
+
+#: the sections of each demo model's newest report, in page order: a change to the catalog's
+#: sections (a new family, an order changed, a section that stops applying) shows here
+DEMO_SECTIONS = {
+    "application_scorecard": ["calibration", "cutoff", "rating"],
+    "behaviour_pd": ["challenger", "calibration", "rating"],
+    "behaviour_rating": ["calibration", "rating", "migration"],
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", sorted(DEMO_SECTIONS))
+def test_the_demo_reports_sections_in_their_pinned_order(
+    demo: tuple[Path, str], model: str
+) -> None:
+    newest = sorted((demo[0] / "reports" / model).glob("*.html"))[-1]
+    page = parse(newest.read_text(encoding="utf-8"))
+    ids = [s.attrs["id"] for s in page.iter("section")]
+    assert ids == [
+        "run-header",
+        "summary",
+        "stability",
+        "characteristics",
+        "discrimination",
+        *DEMO_SECTIONS[model],
+        "gains",
+        "woe-iv",
+        "segments",
+        "data-quality",
+        "appendix",
+    ]
+    toc = [a.attrs["href"] for a in page.get("nav", class_="toc").iter("a")]
+    assert toc == [f"#{i}" for i in ids[1:]]

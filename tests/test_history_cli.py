@@ -15,6 +15,7 @@ import yaml
 from click.testing import CliRunner
 
 from riskmon.cli import cli
+from riskmon.figures import CATALOG, HistoryColumn
 from riskmon.records import Status
 from riskmon.store import MetricStore
 
@@ -111,41 +112,57 @@ def test_every_figure_is_labelled_with_its_population_and_its_dates(config: Path
         (current, cohort) = WINDOWS[row["as_of"]]
         assert (row["current.from"], row["current.to"]) == current
         assert (row["performance.from"], row["performance.to"]) == cohort
+    columns = _catalog_columns(config)
+    populations = list(dict.fromkeys(c.population for c in columns))
     assert list(rows[0]) == [
         "as_of",
         "status",
-        "current.from",
-        "current.to",
-        "current.n_rows",
-        "current.psi",
-        "current.rating_herfindahl",
-        "performance.from",
-        "performance.to",
-        "performance.bad_rate",
-        "performance.ks",
-        "performance.auc",
-        "performance.gini",
-        "performance.mean_pd",
-        "performance.jeffreys_p",
+        *(
+            key
+            for population in populations
+            for key in (
+                f"{population}.from",
+                f"{population}.to",
+                *(f"{population}.{c.figure}" for c in columns if c.population == population),
+            )
+        ),
     ]
+    label = {"current": "current", "performance": "cohort"}
     code, table = _history(config)
     assert code == 0
     assert _headers(table) == [
         "as_of",
         "status",
-        "current scored",
-        "n_rows (current)",
-        "psi (current)",
-        "rating_herfindahl (current)",
-        "cohort scored",
-        "bad_rate (cohort)",
-        "ks (cohort)",
-        "auc (cohort)",
-        "gini (cohort)",
-        "mean_pd (cohort)",
-        "jeffreys_p (cohort)",
+        *(
+            header
+            for population in populations
+            for header in (
+                f"{label[population]} scored",
+                *(
+                    f"{c.figure} ({label[population]})"
+                    for c in columns
+                    if c.population == population
+                ),
+            )
+        ),
     ]
     assert f"{WINDOWS[AS_OF[1]][1][0]} to {WINDOWS[AS_OF[1]][1][1]}" in table
+
+
+def _catalog_columns(config: Path) -> list[HistoryColumn]:
+    """The catalog's history columns, in order, of the families the model's runs store figures
+    of (a model without migrations stores no figure of the migration family)."""
+    store = MetricStore.open(f"sqlite:///{config.parent / 'store.db'}")
+    try:
+        run = store.latest_run("retail_pd")
+        assert run is not None
+        stored = {f.name for f in store.figures(run.id)}
+    finally:
+        store.engine.dispose()
+    used = [
+        c for family in CATALOG if stored & {f.name for f in family.figures} for c in family.history
+    ]
+    return sorted(used, key=lambda c: c.order)
 
 
 def _headers(table: str) -> list[str]:

@@ -14,7 +14,7 @@ template partial in ``templates/``, and test it (docs/ARCHITECTURE.md walks thro
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from riskmon.figures import (
@@ -72,6 +72,10 @@ class Catalog:
         twice = [f"figure {n!r} ({p})" for (n, p), k in figures.items() if k > 1]
         twice += [f"rule {n!r}" for n, k in rules.items() if k > 1]
         twice += [f"report section {n!r}" for n, k in sections.items() if k > 1]
+        twice += _twice("report section anchor", (s.anchor for s in self.sections))
+        twice += _twice("report section order", (s.order for s in self.sections))
+        twice += _twice("summary line order", (h.order for h in self.headlines))
+        twice += _twice("history column order", (c.order for c in self.history))
         if twice:
             raise CatalogError(f"declared by more than one figure family: {', '.join(twice)}")
 
@@ -132,6 +136,12 @@ class Catalog:
 
 def _order(item: Section | Headline | HistoryColumn | Parameter) -> int:
     return item.order
+
+
+def _twice(what: str, values: Iterable[object]) -> list[str]:
+    """``what`` and each value that occurs more than once in ``values``: an order number or
+    an anchor is the families' shared registry, so two families must not take the same one."""
+    return [f"{what} {v!r}" for v, k in Counter(values).items() if k > 1]
 
 
 _FAMILIES = (

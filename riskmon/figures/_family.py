@@ -313,14 +313,17 @@ class Rule:
 
 @dataclass(frozen=True)
 class Section:
-    """A section of the model run report: the context field it fills and the function that
-    builds its context from a stored run."""
+    """A section of the model run report, declared by its family: the page lists it in its
+    table of contents (``title``, linking to ``anchor``) and renders ``template`` with the
+    context ``build`` makes from the stored run, as ``section``. A section whose context is
+    None does not apply to the run (a model without challengers) and is left out."""
 
     name: str
-    order: int  # among the catalog's sections; the page places it by its {% include %}
+    title: str
+    anchor: str
+    order: int  # among every section of the page; the report's own sections have theirs
+    template: str  # a partial of templates/, e.g. "_stability.html"
     build: Callable[[RunView], Any]
-    #: what the section holds for a run that failed (and so has no figures)
-    empty: Any = None
 
 
 @dataclass(frozen=True)

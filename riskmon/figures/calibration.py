@@ -550,7 +550,9 @@ FAMILY = Family(
         _rule("pd_underestimation_grade", "run", "PD under-estimation (grade)", False, True),
         _rule("pd_overestimation_grade", "run", "PD over-estimation (grade)", True, True),
     ),
-    sections=(Section("calibration", 35, section),),
+    sections=(
+        Section("calibration", "Calibration", "calibration", 35, "_calibration.html", section),
+    ),
     headlines=(
         Headline(
             62,

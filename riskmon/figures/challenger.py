@@ -291,6 +291,6 @@ FAMILY = Family(
             _judge,
         ),
     ),
-    sections=(Section("challenger", 32, section),),
+    sections=(Section("challenger", "Challengers", "challenger", 32, "_challenger.html", section),),
     default_population={"challenger_delong_p": PERFORMANCE},
 )

@@ -316,7 +316,7 @@ FAMILY = Family(
             _judge_bad_rate,
         ),
     ),
-    sections=(Section("cutoff", 37, section),),
+    sections=(Section("cutoff", "Cut-off", "cutoff", 37, "_cutoff.html", section),),
     default_population={
         "approval_rate": CURRENT,
         "accepted_bad_rate": PERFORMANCE,

@@ -361,7 +361,16 @@ FAMILY = Family(
             _judge_direction,
         ),
     ),
-    sections=(Section("discrimination", 30, section),),
+    sections=(
+        Section(
+            "discrimination",
+            "Discrimination",
+            "discrimination",
+            30,
+            "_discrimination.html",
+            section,
+        ),
+    ),
     headlines=(
         H(10, "ks", "KS", "ks", PERFORMANCE, rule="ks_band", flag=ks_flag),
         H(20, "auc", "AUC", "auc", PERFORMANCE, rule="auc_drop"),

@@ -163,7 +163,7 @@ FAMILY = Family(
         ),
     ),
     compute=compute,
-    sections=(Section("gains", 40, section, empty=()),),
+    sections=(Section("gains", "Gains", "gains", 40, "_gains.html", section),),
     headlines=(
         Headline(
             70,

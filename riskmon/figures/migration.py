@@ -529,6 +529,6 @@ FAMILY = Family(
             tested="p",
         ),
     ),
-    sections=(Section("migration", 39, section),),
+    sections=(Section("migration", "Migrations", "migration", 39, "_migration.html", section),),
     history=(HistoryColumn(26, "migration_mwb_upper", "", CURRENT),),
 )

@@ -529,7 +529,7 @@ FAMILY = Family(
             _judge_missing,
         ),
     ),
-    sections=(Section("quality", 70, section),),
+    sections=(Section("quality", "Data quality", "data-quality", 70, "_quality.html", section),),
     headlines=(
         Headline(
             90,

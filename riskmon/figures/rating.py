@@ -303,6 +303,6 @@ FAMILY = Family(
             _judge,
         ),
     ),
-    sections=(Section("rating", 38, section),),
+    sections=(Section("rating", "Rating system", "rating", 38, "_rating.html", section),),
     history=(HistoryColumn(25, "rating_herfindahl", "", CURRENT),),
 )

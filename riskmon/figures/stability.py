@@ -350,8 +350,15 @@ FAMILY = Family(
         ),
     ),
     sections=(
-        Section("stability", 10, score_section),
-        Section("characteristics", 20, characteristics_section, empty=()),
+        Section("stability", "Stability", "stability", 10, "_stability.html", score_section),
+        Section(
+            "characteristics",
+            "Characteristics",
+            "characteristics",
+            20,
+            "_characteristics.html",
+            characteristics_section,
+        ),
     ),
     headlines=(
         Headline(

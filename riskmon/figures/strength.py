@@ -246,6 +246,6 @@ FAMILY = Family(
             _judge_iv,
         ),
     ),
-    sections=(Section("strength", 50, section, empty=()),),
+    sections=(Section("strength", "WOE/IV", "woe-iv", 50, "_strength.html", section),),
     parameters=(Parameter(30, "iv", "smoothing", "WOE/IV pseudo-count for empty cells"),),
 )

@@ -21,12 +21,7 @@ from urllib.parse import quote
 
 from riskmon.config import ModelConfig
 from riskmon.errors import EXIT_USAGE, RiskmonError
-from riskmon.figures import CATALOG, Alerts, Bins, FrozenBaseline, RunView
-from riskmon.figures.discrimination import Discrimination
-from riskmon.figures.gains import GainsRow
-from riskmon.figures.quality import DataQuality, QualityRow
-from riskmon.figures.stability import CharacteristicStability, Stability, StabilityRow
-from riskmon.figures.strength import CharacteristicStrength, WoeRow
+from riskmon.figures import CATALOG, Alerts, Bins, CatalogError, FrozenBaseline, RunView
 from riskmon.records import ALL, CURRENT, PERFORMANCE, SCORE, AlertLike, Figures, Status, why
 from riskmon.report._header import History, header
 from riskmon.report._summary import appendix, segments, summary
@@ -37,10 +32,12 @@ from riskmon.report.pages import (
     IndexContext,
     IndexEntry,
     Navigation,
+    PageSection,
     Parameter,
     ReportLink,
     RunReportContext,
     SegmentRow,
+    SegmentsTable,
     SummaryRow,
     Threshold,
     Window,
@@ -50,27 +47,20 @@ from riskmon.store import MetricStore, RunRecord
 __all__ = [
     "AlertRow",
     "Appendix",
-    "CharacteristicStability",
-    "CharacteristicStrength",
-    "DataQuality",
-    "Discrimination",
-    "GainsRow",
     "Header",
     "IndexContext",
     "IndexEntry",
     "Navigation",
     "NoRunError",
+    "PageSection",
     "Parameter",
-    "QualityRow",
     "ReportLink",
     "RunReportContext",
     "SegmentRow",
-    "Stability",
-    "StabilityRow",
+    "SegmentsTable",
     "SummaryRow",
     "Threshold",
     "Window",
-    "WoeRow",
     "find_run",
     "index_entry",
     "run_report_context",
@@ -112,7 +102,6 @@ def run_report_context(
         baseline=FrozenBaseline(stored_baseline) if stored_baseline is not None else None,
         history=History(store, run.model, run.as_of),
     )
-    sections = {s.name: s.build(view) if succeeded else s.empty for s in CATALOG.sections}
     shown, note = chosen_segments(segments(figures, by_rule), alerts)
     return RunReportContext(
         model=run.model,
@@ -124,12 +113,42 @@ def run_report_context(
         header=header(run, model, stored_baseline, alerts),
         alerts=_alert_rows(alerts),
         summary=summary(view) if succeeded else (),
-        segments=shown,
-        segments_note=note,
+        sections=page_sections(view, SegmentsTable(shown, note)) if succeeded else (),
         appendix=appendix(run, records, stored_baseline),
         nav=navigation(store, run),
-        **sections,
     )
+
+
+#: the report's own sections, which no family declares: the anchors a family's section may
+#: not take, and the order of the segments table among the families' sections
+OWN_ANCHORS = frozenset({"run-header", "summary", "segments", "appendix"})
+SEGMENTS_ORDER = 60
+
+
+def _check_sections() -> None:
+    """Fail at import when a family's section takes an anchor or the order of one of the
+    report's own sections."""
+    taken = [f"anchor {s.anchor!r}" for s in CATALOG.sections if s.anchor in OWN_ANCHORS]
+    taken += [f"order {s.order}" for s in CATALOG.sections if s.order == SEGMENTS_ORDER]
+    if taken:
+        raise CatalogError(f"a report section takes the report's own {', '.join(taken)}")
+
+
+_check_sections()
+
+
+def page_sections(view: RunView, segments_table: SegmentsTable) -> tuple[PageSection, ...]:
+    """Every section the catalog declares that applies to the run (its context is not None),
+    and the segments table when the run has segments, in their declared order."""
+    ordered: list[tuple[int, PageSection]] = [
+        (s.order, PageSection(s.name, s.title, s.anchor, s.template, s.build(view)))
+        for s in CATALOG.sections
+    ]
+    if segments_table.rows:
+        own = PageSection("segments", "Segments", "segments", "_segments.html", segments_table)
+        ordered.append((SEGMENTS_ORDER, own))
+    ordered.sort(key=lambda pair: pair[0])
+    return tuple(section for _, section in ordered if section.context is not None)
 
 
 #: alerts listed per model on the index, at most (the rest are in its report)

@@ -1,22 +1,14 @@
 """The dataclasses of the report pages that no figure family owns: the header, the summary,
-the segments table, the appendix, the page itself and the index."""
+the segments table, the appendix, the page itself and the index. A family's section has its
+own context dataclass, in its module; the page holds it as a :class:`PageSection`."""
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Any
 
 from riskmon.charts import Sparkline
-from riskmon.figures.calibration import CalibrationSection
-from riskmon.figures.challenger import ChallengerSection
-from riskmon.figures.cutoff import CutoffSection
-from riskmon.figures.discrimination import Discrimination
-from riskmon.figures.gains import GainsRow
-from riskmon.figures.migration import MigrationSection
-from riskmon.figures.quality import DataQuality
-from riskmon.figures.rating import RatingSection
-from riskmon.figures.stability import CharacteristicStability, Stability
-from riskmon.figures.strength import CharacteristicStrength
 
 
 @dataclass(frozen=True)
@@ -40,7 +32,7 @@ class Threshold:
 
 @dataclass(frozen=True)
 class Header:
-    """Section 1: what was measured, on which loans, against which baseline."""
+    """The header: what was measured, on which loans, against which baseline."""
 
     windows: tuple[Window, ...]
     stability_window: str | None
@@ -72,7 +64,7 @@ class AlertRow:
 
 @dataclass(frozen=True)
 class SummaryRow:
-    """Section 2: one headline figure."""
+    """A line of the summary: one headline figure."""
 
     key: str
     label: str
@@ -89,7 +81,7 @@ class SummaryRow:
 
 @dataclass(frozen=True)
 class SegmentRow:
-    """Section 8: the headline figures of one segment."""
+    """A row of the segments table: the headline figures of one segment."""
 
     segment: str
     n_current: float | None
@@ -107,7 +99,7 @@ class SegmentRow:
 
 @dataclass(frozen=True)
 class Parameter:
-    """Section 10: a parameter that changes a figure, as stored with it."""
+    """A line of the appendix: a parameter that changes a figure, as stored with it."""
 
     name: str
     value: str
@@ -142,6 +134,27 @@ class Navigation:
 
 
 @dataclass(frozen=True)
+class PageSection:
+    """A section of the model run report, in page order: its link in the table of contents,
+    the partial that renders it, and that partial's context (``section`` in the template)."""
+
+    name: str
+    title: str
+    anchor: str
+    template: str
+    context: Any
+
+
+@dataclass(frozen=True)
+class SegmentsTable:
+    """The segments section: the segments listed, and what it says of those it leaves out
+    (None: it lists them all)."""
+
+    rows: tuple[SegmentRow, ...]
+    note: str | None
+
+
+@dataclass(frozen=True)
 class RunReportContext:
     """Everything the model run report (``model_run.html``) shows."""
 
@@ -155,20 +168,8 @@ class RunReportContext:
     header: Header
     alerts: tuple[AlertRow, ...]
     summary: tuple[SummaryRow, ...]
-    stability: Stability | None
-    characteristics: tuple[CharacteristicStability, ...]
-    discrimination: Discrimination | None
-    challenger: ChallengerSection | None
-    calibration: CalibrationSection | None
-    cutoff: CutoffSection | None
-    rating: RatingSection | None
-    migration: MigrationSection | None
-    gains: tuple[GainsRow, ...]
-    strength: tuple[CharacteristicStrength, ...]
-    segments: tuple[SegmentRow, ...]
-    #: what the report says of the segments it does not list (None: it lists them all)
-    segments_note: str | None
-    quality: DataQuality | None
+    #: the families' sections and the segments table, in page order (none for a failed run)
+    sections: tuple[PageSection, ...]
     appendix: Appendix
     nav: Navigation
 

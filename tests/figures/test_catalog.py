@@ -16,6 +16,7 @@ from riskmon.figures import (
     discrimination,
     stability,
 )
+from riskmon.shipped import shipped_folder
 
 
 def test_a_figure_declared_by_two_families_fails_when_the_catalog_is_built() -> None:
@@ -80,30 +81,45 @@ def test_every_rule_reads_its_levels_from_the_thresholds_and_describes_them() ->
 
 
 def test_history_columns_and_report_sections_come_in_their_declared_order() -> None:
-    assert [(c.figure, c.variable, c.population) for c in CATALOG.history] == [
-        ("n_rows", "", "current"),
-        ("psi", "score", "current"),
-        ("rating_herfindahl", "", "current"),
-        ("migration_mwb_upper", "", "current"),
-        ("bad_rate", "", "performance"),
-        ("ks", "", "performance"),
-        ("auc", "", "performance"),
-        ("gini", "", "performance"),
-        ("mean_pd", "", "performance"),
-        ("jeffreys_p", "", "performance"),
-    ]
-    assert [s.name for s in CATALOG.sections] == [
-        "stability",
-        "characteristics",
-        "discrimination",
-        "challenger",
-        "calibration",
-        "cutoff",
-        "rating",
-        "migration",
-        "gains",
-        "strength",
-        "quality",
-    ]
+    declared = [c for family in CATALOG for c in family.history]
+    assert list(CATALOG.history) == sorted(declared, key=lambda c: c.order)
+    sections = [s for family in CATALOG for s in family.sections]
+    assert list(CATALOG.sections) == sorted(sections, key=lambda s: s.order)
+    for section in CATALOG.sections:
+        assert (shipped_folder("templates") / section.template).is_file(), section.template
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"order": 10}, "report section order 10"),
+        ({"anchor": "stability"}, "report section anchor 'stability'"),
+    ],
+)
+def test_two_sections_may_not_share_an_order_or_an_anchor(
+    change: dict[str, object], says: str
+) -> None:
+    (section,) = discrimination.FAMILY.sections
+    clash = dataclasses.replace(section, name="discrimination_again", **change)
+    family = dataclasses.replace(
+        discrimination.FAMILY,
+        name="again",
+        figures=(),
+        rules=(),
+        headlines=(),
+        history=(),
+        sections=(clash,),
+    )
+    with pytest.raises(CatalogError, match=says):
+        Catalog((stability.FAMILY, family))
+
+
+def test_two_summary_lines_may_not_share_an_order() -> None:
+    twin = dataclasses.replace(
+        discrimination.FAMILY, name="twin", figures=(), rules=(), sections=(), history=()
+    )
+    with pytest.raises(CatalogError, match="summary line order 10"):
+        Catalog((discrimination.FAMILY, twin))
+
     assert CATALOG.default_population("csi", "performance") == "current"
     assert CATALOG.default_population("ks", "performance") == "performance"

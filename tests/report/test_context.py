@@ -11,6 +11,11 @@ import dataclasses
 import pytest
 
 from riskmon.charts import Chart, Sparkline
+from riskmon.figures.discrimination import Discrimination
+from riskmon.figures.gains import GainsRow
+from riskmon.figures.quality import DataQuality, QualityRow
+from riskmon.figures.stability import CharacteristicStability, Stability, StabilityRow
+from riskmon.figures.strength import CharacteristicStrength, WoeRow
 from riskmon.report import context as c
 
 PINNED: dict[type, list[str]] = {
@@ -24,22 +29,12 @@ PINNED: dict[type, list[str]] = {
         "header",
         "alerts",
         "summary",
-        "stability",
-        "characteristics",
-        "discrimination",
-        "challenger",
-        "calibration",
-        "cutoff",
-        "rating",
-        "migration",
-        "gains",
-        "strength",
-        "segments",
-        "segments_note",
-        "quality",
+        "sections",
         "appendix",
         "nav",
     ],
+    c.PageSection: ["name", "title", "anchor", "template", "context"],
+    c.SegmentsTable: ["rows", "note"],
     c.Navigation: ["index", "previous", "next"],
     c.ReportLink: ["as_of", "run_status", "overall", "href"],
     c.IndexContext: ["models", "report_version"],
@@ -98,7 +93,7 @@ PINNED: dict[type, list[str]] = {
         "flag",
         "trend",
     ],
-    c.StabilityRow: [
+    StabilityRow: [
         "index",
         "label",
         "n_total",
@@ -110,7 +105,7 @@ PINNED: dict[type, list[str]] = {
         "contribution",
         "smoothed",
     ],
-    c.Stability: [
+    Stability: [
         "psi",
         "reason",
         "band",
@@ -122,7 +117,7 @@ PINNED: dict[type, list[str]] = {
         "bars",
         "trend",
     ],
-    c.CharacteristicStability: [
+    CharacteristicStability: [
         "name",
         "csi",
         "reason",
@@ -134,7 +129,7 @@ PINNED: dict[type, list[str]] = {
         "rows",
         "trend",
     ],
-    c.Discrimination: [
+    Discrimination: [
         "ks",
         "ks_reason",
         "ks_status",
@@ -156,7 +151,7 @@ PINNED: dict[type, list[str]] = {
         "gini_trend",
         "in_sample",
     ],
-    c.GainsRow: [
+    GainsRow: [
         "group",
         "lower",
         "upper",
@@ -172,7 +167,7 @@ PINNED: dict[type, list[str]] = {
         "cum_lift",
         "ks",
     ],
-    c.WoeRow: [
+    WoeRow: [
         "index",
         "label",
         "base_n",
@@ -187,7 +182,7 @@ PINNED: dict[type, list[str]] = {
         "contribution",
         "smoothed",
     ],
-    c.CharacteristicStrength: [
+    CharacteristicStrength: [
         "name",
         "iv",
         "reason",
@@ -211,7 +206,7 @@ PINNED: dict[type, list[str]] = {
         "gini",
         "unmatured_share",
     ],
-    c.QualityRow: [
+    QualityRow: [
         "name",
         "missing_rate",
         "base_missing_rate",
@@ -222,7 +217,7 @@ PINNED: dict[type, list[str]] = {
         "largest",
         "other_share",
     ],
-    c.DataQuality: [
+    DataQuality: [
         "rows",
         "unmatured_share",
         "n_unmatured",
