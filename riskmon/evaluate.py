@@ -70,7 +70,7 @@ def evaluate(
         n_current,
         expected_n_current=expected_n_current,
     )
-    rules = CATALOG.rules
+    rules = CATALOG.for_kind(model.kind).rules
     for segment in judge.figures.segments():
         for rule in rules:
             if rule.scope != "segment":

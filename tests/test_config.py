@@ -238,3 +238,12 @@ def test_key_path_formatting() -> None:
     assert key_path(("models", 1, "source", "url")) == "models[1].source.url"
     assert key_path(("models", 0, "notify", 2)) == "models[0].notify[2]"
     assert key_path(()) == ""
+
+
+def test_a_model_is_a_pd_model_unless_it_says_otherwise() -> None:
+    config = parse_config({"models": [_minimal_model()]}, source="x.yaml", env={})
+    assert config.models[0].kind == "pd"
+    # continuous targets are named for the families to come, and refused until they exist
+    message = _error({"models": [_minimal_model(kind="lgd")]})
+    assert "models[0].kind" in message
+    assert "'pd'" in message

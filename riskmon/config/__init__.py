@@ -7,6 +7,14 @@ file. Every problem becomes a :class:`~riskmon.errors.ConfigError` naming the fi
 """
 
 from riskmon.config._base import Period
+from riskmon.config._deployment import (
+    NotificationsConfig,
+    RiskmonConfig,
+    SchedulerConfig,
+    SmtpConfig,
+    StoreConfig,
+    model_fingerprint,
+)
 from riskmon.config._families import Calibration, Challenger, Costs, GradeColumn, PointsToPd, Rating
 from riskmon.config._load import (
     key_path,
@@ -25,15 +33,10 @@ from riskmon.config._models import (
     CronExpression,
     DatabaseURL,
     ModelConfig,
-    NotificationsConfig,
+    ModelKind,
     NotifyChannel,
-    RiskmonConfig,
-    SchedulerConfig,
-    SmtpConfig,
     SourceConfig,
-    StoreConfig,
     Window,
-    model_fingerprint,
 )
 from riskmon.config._thresholds import Band, Drop, PValueLevels, Thresholds
 
@@ -54,6 +57,7 @@ __all__ = [
     "Drop",
     "GradeColumn",
     "ModelConfig",
+    "ModelKind",
     "NotificationsConfig",
     "NotifyChannel",
     "PValueLevels",

@@ -14,12 +14,8 @@ from pydantic import (
     ValidationError,
 )
 
-from riskmon.config._models import (
-    _ENV_REFERENCE,
-    CONFIG_ENV_VAR,
-    DEFAULT_CONFIG_PATH,
-    RiskmonConfig,
-)
+from riskmon.config._deployment import RiskmonConfig
+from riskmon.config._models import _ENV_REFERENCE, CONFIG_ENV_VAR, DEFAULT_CONFIG_PATH
 from riskmon.config._paths import CONFIG_DIR, UNSET_SOURCES
 from riskmon.errors import ConfigError
 

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from riskmon.config import ModelKind
 from riskmon.figures import (
     calibration,
     challenger,
@@ -79,11 +80,15 @@ class Catalog:
         if twice:
             raise CatalogError(f"declared by more than one figure family: {', '.join(twice)}")
 
+    def for_kind(self, kind: ModelKind) -> Catalog:
+        """The families that apply to a model of ``kind``, in their order."""
+        return Catalog(tuple(f for f in self.families if kind in f.kinds))
+
     def compute(self, tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
-        """Every figure and bin of a run, family by family."""
+        """Every figure and bin of a run, family by family (the families of its model's kind)."""
         figures: list[FigureRecord] = []
         bins: list[BinRecord] = []
-        for family in self.families:
+        for family in self.for_kind(tables.model.kind).families:
             found, rows = family.compute(tables)
             figures += found
             bins += rows

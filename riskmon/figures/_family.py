@@ -21,7 +21,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from riskmon.config import Band, Drop, ModelConfig, PValueLevels, Thresholds
+from riskmon.config import Band, Drop, ModelConfig, ModelKind, PValueLevels, Thresholds
 from riskmon.errors import DegenerateDataWarning
 from riskmon.metrics import Binning, CountTable, PdTable
 from riskmon.plan import DateWindow
@@ -378,6 +378,9 @@ class Family:
     parameters: tuple[Parameter, ...] = ()
     #: the population a figure is read from by ``riskmon history --figure`` when none is given
     default_population: Mapping[str, str] = field(default_factory=dict)
+    #: the kinds of model it applies to (``ModelConfig.kind``): a binary outcome (``pd``), or,
+    #: for families of continuous targets, ``lgd``, ``ccf`` or ``ead``
+    kinds: frozenset[ModelKind] = frozenset({"pd"})
 
 
 # --------------------------------------------------------------------------- helpers

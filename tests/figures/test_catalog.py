@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
+from types import SimpleNamespace
 
 import pytest
 
-from riskmon.config import Thresholds
+from riskmon.config import ModelKind, Thresholds
 from riskmon.figures import (
     CATALOG,
     Catalog,
     CatalogError,
+    Family,
     FigureSpec,
     Rule,
     discrimination,
     stability,
 )
+from riskmon.records import FigureRecord
 from riskmon.shipped import shipped_folder
 
 
@@ -123,3 +126,29 @@ def test_two_summary_lines_may_not_share_an_order() -> None:
 
     assert CATALOG.default_population("csi", "performance") == "current"
     assert CATALOG.default_population("ks", "performance") == "performance"
+
+
+def _family_of(kinds: frozenset[ModelKind], figure: str) -> Family:
+    record = FigureRecord(figure, 1.0, "current")
+    return Family(
+        name=f"family_{figure}",
+        figures=(FigureSpec(figure, "current", "run", figure),),
+        compute=lambda tables: ([record], []),
+        kinds=kinds,
+    )
+
+
+def test_a_run_computes_the_families_of_its_models_kind_only() -> None:
+    assert CATALOG.for_kind("pd").families == CATALOG.families  # every family today
+    assert CATALOG.for_kind("lgd").families == ()
+    pd_family = _family_of(frozenset({"pd"}), "pd_figure")
+    lgd_family = _family_of(frozenset({"lgd", "ccf"}), "lgd_figure")
+    catalog = Catalog((pd_family, lgd_family))
+    assert catalog.for_kind("ccf").families == (lgd_family,)
+
+    class Tables:
+        model = SimpleNamespace(kind="pd", columns=SimpleNamespace(weight=None))
+
+    figures, bins = catalog.compute(Tables())  # type: ignore[arg-type]
+    assert [f.name for f in figures] == ["pd_figure"]
+    assert bins == []
