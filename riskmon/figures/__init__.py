@@ -32,25 +32,27 @@ from riskmon.figures import (
 )
 from riskmon.figures._baseline import FrozenBaseline
 from riskmon.figures._family import (
-    Alerts,
-    BaselineView,
-    Bins,
     Family,
     FigureSpec,
     Headline,
-    History,
     HistoryColumn,
     Judge,
     Parameter,
     Rule,
-    RunTables,
-    RunView,
     Section,
     mark_row_tests,
     measured,
     within_noise,
 )
 from riskmon.figures._ranking import ranking_figures
+from riskmon.figures._views import (
+    Alerts,
+    BaselineView,
+    Bins,
+    History,
+    RunTables,
+    RunView,
+)
 from riskmon.figures.migration import baseline_migration_figures
 from riskmon.figures.strength import iv_figure
 from riskmon.records import BinRecord, FigureRecord

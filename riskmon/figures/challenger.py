@@ -33,8 +33,6 @@ from riskmon.figures._family import (
     FigureSpec,
     Judge,
     Rule,
-    RunTables,
-    RunView,
     Section,
     describe_p,
     finite,
@@ -43,6 +41,7 @@ from riskmon.figures._family import (
     p_status,
     where,
 )
+from riskmon.figures._views import RunTables, RunView
 from riskmon.metrics import CountTable, delong_test_from_counts
 from riskmon.records import (
     ALL,

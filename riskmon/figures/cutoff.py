@@ -29,8 +29,6 @@ from riskmon.figures._family import (
     FigureSpec,
     Judge,
     Rule,
-    RunTables,
-    RunView,
     Section,
     amber_red,
     band_levels,
@@ -39,6 +37,7 @@ from riskmon.figures._family import (
     measured,
     ratio,
 )
+from riskmon.figures._views import RunTables, RunView
 from riskmon.metrics import CountTable, confusion_figures, cost_optimal_cutoff_from_counts
 from riskmon.records import CURRENT, CUTOFF, PERFORMANCE, FigureRecord, Status
 

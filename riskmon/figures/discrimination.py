@@ -19,15 +19,12 @@ from riskmon.charts import Chart, cap_chart, cumulative, ks_chart, roc_chart, tr
 from riskmon.config import Thresholds
 from riskmon.figures._drops import grid_reason, judge_drop
 from riskmon.figures._family import (
-    Alerts,
     Family,
     FigureSpec,
     HistoryColumn,
     Judge,
     Parameter,
     Rule,
-    RunTables,
-    RunView,
     Section,
     amber_red,
     approximate,
@@ -42,6 +39,7 @@ from riskmon.figures._family import (
 )
 from riskmon.figures._family import Headline as H
 from riskmon.figures._ranking import curve_bins, ranking_figures
+from riskmon.figures._views import Alerts, RunTables, RunView
 from riskmon.metrics import CountTable, auc_test_from_counts
 from riskmon.records import ALL, CURVE, PERFORMANCE, BinRecord, FigureRecord, Status
 

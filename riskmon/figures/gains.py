@@ -14,13 +14,12 @@ from riskmon.figures._family import (
     FigureSpec,
     Headline,
     Parameter,
-    RunTables,
-    RunView,
     Section,
     finite,
     measured,
     ratio,
 )
+from riskmon.figures._views import RunTables, RunView
 from riskmon.metrics import CountTable, lift_table_from_counts
 from riskmon.records import GAINS, PERFORMANCE, BinRecord, FigureRecord
 

@@ -46,10 +46,7 @@ from riskmon.figures._family import (
     FigureSpec,
     HistoryColumn,
     Judge,
-    MigrationCounts,
     Rule,
-    RunTables,
-    RunView,
     Section,
     amber_red,
     band_levels,
@@ -60,6 +57,7 @@ from riskmon.figures._family import (
     p_levels,
     p_status,
 )
+from riskmon.figures._views import MigrationCounts, RunTables, RunView
 from riskmon.figures.rating import grade_source, grades_best_first
 from riskmon.metrics import Binning, matrix_weighted_bandwidth, migration_stability_test
 from riskmon.records import (

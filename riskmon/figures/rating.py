@@ -37,8 +37,6 @@ from riskmon.figures._family import (
     HistoryColumn,
     Judge,
     Rule,
-    RunTables,
-    RunView,
     Section,
     describe_p,
     finite,
@@ -46,6 +44,7 @@ from riskmon.figures._family import (
     p_levels,
     p_status,
 )
+from riskmon.figures._views import RunTables, RunView
 from riskmon.metrics import CountTable, herfindahl_index, herfindahl_test
 from riskmon.records import CURRENT, GRADE, SCORE, BinRecord, FigureRecord, Status
 

@@ -26,8 +26,6 @@ from riskmon.figures._family import (
     Judge,
     Parameter,
     Rule,
-    RunTables,
-    RunView,
     Section,
     amber_red,
     approximate,
@@ -42,6 +40,7 @@ from riskmon.figures._family import (
     where,
     within_noise,
 )
+from riskmon.figures._views import RunTables, RunView
 from riskmon.metrics import DEFAULT_SMOOTHING, CountTable, population_stability_index_from_counts
 from riskmon.records import CURRENT, SCORE, BinRecord, FigureRecord, Figures, Status
 

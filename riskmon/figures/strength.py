@@ -21,8 +21,6 @@ from riskmon.figures._family import (
     Judge,
     Parameter,
     Rule,
-    RunTables,
-    RunView,
     Section,
     amber_red,
     as_note,
@@ -33,6 +31,7 @@ from riskmon.figures._family import (
     measured,
     ratio,
 )
+from riskmon.figures._views import RunTables, RunView
 from riskmon.metrics import (
     DEFAULT_SMOOTHING,
     CountTable,
