@@ -14,7 +14,7 @@ from typing import Literal
 
 from sqlalchemy import Connection, FromClause, func, select
 
-from riskmon.collect import migration, pushdown, stream
+from riskmon.collect import migration, migration_stream, pushdown, stream
 from riskmon.collect.binsql import category_text
 from riskmon.collect.census import census
 from riskmon.collect.engines import PROFILES, EngineProfile, profile_for
@@ -228,7 +228,7 @@ def _migrations(
 ) -> migration.Tally:
     try:
         if chosen == "stream":
-            return migration.stream(connection, loans, request)
+            return migration_stream.stream(connection, loans, request)
         return migration.run(connection, loans, request, source.profile)
     except ColumnDataError as exc:
         raise source.error(str(exc), column=_column(source, exc.column)) from None

@@ -77,6 +77,9 @@ def rescored_book(seed: int, n_obligors: int, *, weighted: bool) -> pd.DataFrame
     frame["bad"] = pd.array(frame["bad"], dtype="Int64")
     frame["grade"] = pd.array(frame["grade"], dtype="Int64")
     frame["pd_score"] = frame["pd_score"].astype(float)
+    # typed even when no obligor was scored: an empty frame's columns are objects (TEXT)
+    frame["income"] = frame["income"].astype(float)
+    frame["exposure"] = frame["exposure"].astype(float)
     frame["loan_id"] = pd.array(frame["loan_id"], dtype="Int64")
     if not weighted:
         frame = frame.drop(columns="exposure")
