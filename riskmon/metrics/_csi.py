@@ -14,6 +14,7 @@ from riskmon.metrics._binning import Binning, Kind
 from riskmon.metrics._divergence import DEFAULT_SMOOTHING
 from riskmon.metrics._stability import (
     DEFAULT_ALPHA,
+    PSIResult,
     population_stability_index,
 )
 from riskmon.metrics._validation import not_available
@@ -71,23 +72,9 @@ def characteristic_stability_table(
     0         region  0.274653  shifted
     1            age  0.000000   stable
     """
-    for frame, name in ((expected_frame, "expected_frame"), (actual_frame, "actual_frame")):
-        if not isinstance(frame, pd.DataFrame):
-            raise InvalidDataError(
-                f"Expected a pandas DataFrame for {name}, got {type(frame).__name__}"
-            )
-    weights = {expected_weight, actual_weight} - {None}
-    names = (
-        list(characteristics)
-        if characteristics is not None
-        else [str(c) for c in expected_frame.columns if c not in weights]
+    names = _checked_names(
+        expected_frame, actual_frame, characteristics, expected_weight, actual_weight
     )
-    for frame, label in ((expected_frame, "expected_frame"), (actual_frame, "actual_frame")):
-        absent = [c for c in names if c not in frame.columns]
-        if absent:
-            raise InvalidDataError(
-                f"Expected columns {absent!r} in {label}, got {list(frame.columns)!r}"
-            )
     w_e = None if expected_weight is None else expected_frame[expected_weight]
     w_a = None if actual_weight is None else actual_frame[actual_weight]
     binnings = binnings or {}
@@ -109,29 +96,7 @@ def characteristic_stability_table(
                 expected_weight=w_e,
                 actual_weight=w_a,
             )
-        reasons = [str(w.message) for w in caught if issubclass(w.category, DegenerateDataWarning)]
-        for other in caught:
-            if not issubclass(other.category, DegenerateDataWarning):
-                warnings.warn(other.message, other.category, stacklevel=2)
-        for reason in reasons:
-            not_available(f"{name!r}: {reason}", stacklevel=2)
-        rows.append(
-            {
-                "characteristic": name,
-                "csi": r.value,
-                "band": r.band,
-                "critical_value": r.critical_value,
-                "exceeds_noise": r.exceeds_noise,
-                "n_bins": r.n_bins,
-                "n_bins_requested": r.n_bins_requested,
-                "n_expected": r.n_expected,
-                "n_actual": r.n_actual,
-                "smoothing": r.smoothing,
-                "smoothed_bins": int(np.sum(r.per_bin["smoothed"])),
-                "alpha": r.alpha,
-                "notes": "; ".join(reasons + list(r.notes)),
-            }
-        )
+        rows.append(_row(name, r, caught))
     table = pd.DataFrame(
         rows,
         columns=[
@@ -153,3 +118,58 @@ def characteristic_stability_table(
     table["n_bins_requested"] = table["n_bins_requested"].astype("Int64")
     table = table.sort_values("csi", ascending=False, na_position="last", kind="stable")
     return table.reset_index(drop=True)
+
+
+def _checked_names(
+    expected_frame: pd.DataFrame,
+    actual_frame: pd.DataFrame,
+    characteristics: Sequence[str] | None,
+    expected_weight: str | None,
+    actual_weight: str | None,
+) -> list[str]:
+    """The characteristics to compare, each checked to be a column of both frames."""
+    frames = (("expected_frame", expected_frame), ("actual_frame", actual_frame))
+    for name, frame in frames:
+        if not isinstance(frame, pd.DataFrame):
+            raise InvalidDataError(
+                f"Expected a pandas DataFrame for {name}, got {type(frame).__name__}"
+            )
+    weights = {expected_weight, actual_weight} - {None}
+    names = (
+        list(characteristics)
+        if characteristics is not None
+        else [str(c) for c in expected_frame.columns if c not in weights]
+    )
+    for label, frame in frames:
+        absent = [c for c in names if c not in frame.columns]
+        if absent:
+            raise InvalidDataError(
+                f"Expected columns {absent!r} in {label}, got {list(frame.columns)!r}"
+            )
+    return names
+
+
+def _row(name: str, r: PSIResult, caught: Sequence[warnings.WarningMessage]) -> dict[str, object]:
+    """One characteristic's line; its degenerate-data warnings re-raised naming it, in its
+    notes too; other warnings passed on."""
+    reasons = [str(w.message) for w in caught if issubclass(w.category, DegenerateDataWarning)]
+    for other in caught:
+        if not issubclass(other.category, DegenerateDataWarning):
+            warnings.warn(other.message, other.category, stacklevel=3)
+    for reason in reasons:
+        not_available(f"{name!r}: {reason}", stacklevel=3)
+    return {
+        "characteristic": name,
+        "csi": r.value,
+        "band": r.band,
+        "critical_value": r.critical_value,
+        "exceeds_noise": r.exceeds_noise,
+        "n_bins": r.n_bins,
+        "n_bins_requested": r.n_bins_requested,
+        "n_expected": r.n_expected,
+        "n_actual": r.n_actual,
+        "smoothing": r.smoothing,
+        "smoothed_bins": int(np.sum(r.per_bin["smoothed"])),
+        "alpha": r.alpha,
+        "notes": "; ".join(reasons + list(r.notes)),
+    }
