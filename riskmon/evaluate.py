@@ -15,6 +15,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import replace
 
 from riskmon.config import ModelConfig
+from riskmon.errors import ConfigError
 from riskmon.figures import CATALOG, BaselineView, Judge, Rule, within_noise
 from riskmon.records import (
     ALL,
@@ -45,6 +46,23 @@ def _too_small(judge: Judge, segment: str, population: str) -> str | None:
     )
 
 
+def check_rule_levels(model: ModelConfig, rules: Sequence[Rule]) -> None:
+    """Refuse ``thresholds.rules`` entries that name no rule of the model, or a rule whose
+    levels have a key of their own (``thresholds.psi``): they would be silently ignored."""
+    where = f"models[{model.name}].thresholds.rules"
+    by_name = {r.name: r for r in rules}
+    for name, levels in model.thresholds.rules.items():
+        rule = by_name.get(name)
+        if rule is None:
+            raise ConfigError(f"{where}: no rule named {name!r} (known: {', '.join(by_name)})")
+        used = rule.levels(model.thresholds)
+        if any(used.get(level) != value for level, value in levels.items()):
+            raise ConfigError(
+                f"{where}.{name}: rule {name!r} takes its levels from a key of its own under "
+                f"thresholds (see the README), not from thresholds.rules"
+            )
+
+
 def evaluate(
     model: ModelConfig,
     figures: Sequence[FigureRecord],
@@ -71,6 +89,7 @@ def evaluate(
         expected_n_current=expected_n_current,
     )
     rules = CATALOG.for_kind(model.kind).rules
+    check_rule_levels(model, rules)
     for segment in judge.figures.segments():
         for rule in rules:
             if rule.scope != "segment":

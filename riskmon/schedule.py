@@ -45,6 +45,7 @@ from apscheduler.schedulers.blocking import BlockingScheduler
 from riskmon.config import ModelConfig, RiskmonConfig, load_config
 from riskmon.cron import cron_trigger, fire_dates, time_zone
 from riskmon.errors import ConfigError, RiskmonError
+from riskmon.figures import load_families
 from riskmon.outcome import RunOutcome
 from riskmon.redact import redact
 from riskmon.run import run_models
@@ -180,6 +181,7 @@ def scheduled_run(config_path: str, model_name: str) -> None:
         return
     try:
         config = load_config(config_path)
+        load_families(config.families)
         model = config.model(model_name)
         if model.schedule is None:
             log.warning(

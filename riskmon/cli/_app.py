@@ -75,7 +75,12 @@ class _App:
                 self._configs[sources] = RiskmonConfig()
             else:
                 self._configs[sources] = load_config(path, need_sources=sources)
-        return self._configs[sources]
+        config = self._configs[sources]
+        if config.families:
+            from riskmon.figures import load_families
+
+            load_families(config.families)
+        return config
 
 
 @contextmanager

@@ -85,6 +85,9 @@ class RiskmonConfig(_Strict):
     notifications: NotificationsConfig = NotificationsConfig()
     scheduler: SchedulerConfig = SchedulerConfig()
     models: list[ModelConfig] = Field(default_factory=list)
+    #: modules of figure families kept outside riskmon, each defining ``FAMILY`` (importable
+    #: names, e.g. ``acme_risk.score_summary``): added to riskmon's catalog by every command
+    families: list[str] = Field(default_factory=list)
 
     @field_validator("models")
     @classmethod

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from riskmon.config._base import Strict as _Strict
+from riskmon.errors import ConfigError
 
 
 class Band(_Strict):
@@ -116,6 +117,20 @@ class Thresholds(_Strict):
     approval_rate_change: Band = Band(amber=0.05, red=0.10)
     #: rise of the bad rate among accepted loans against the baseline's, relative (0.25 = +25 %)
     accepted_bad_rate_rise: Band = Band(amber=0.25, red=0.50)
+
+    #: the levels of rules that have no key of their own above, by rule name (a family kept
+    #: outside riskmon): e.g. ``{score_shift: {amber: 0.5, red: 1.0}}``; each level replaces
+    #: the one the rule declares, and a name no rule has is refused when a run is judged
+    rules: dict[str, dict[str, float]] = Field(default_factory=dict)
+
+    def levels_of(self, rule: str, defaults: dict[str, float]) -> dict[str, float]:
+        """The levels of ``rule``: its ``defaults``, each replaced by the one ``rules`` sets."""
+        unknown = sorted(set(self.rules.get(rule, {})) - set(defaults))
+        if unknown:
+            raise ConfigError(
+                f"thresholds.rules.{rule}: unknown level(s) {unknown} (known: {sorted(defaults)})"
+            )
+        return defaults | self.rules.get(rule, {})
 
     @field_validator("ks")
     @classmethod

@@ -7,29 +7,24 @@ report's appendix shows. The run, the evaluator, the report and ``riskmon histor
 :data:`CATALOG` for everything a family declares. A figure (name and population) or a rule
 declared twice fails at import.
 
-To add a family: write its module beside these, add it to ``_FAMILIES`` below, give it a
-template partial in ``templates/``, and test it (docs/ARCHITECTURE.md walks through it).
+riskmon's families are the ``FAMILY`` of every public module of this package, found when the
+package is imported, in their declared ``order``: to add one, write its module beside these
+with its template partial in ``templates/``, and test it (docs/ARCHITECTURE.md walks through
+it). A family kept outside riskmon is added with :meth:`Catalog.register` (or the
+configuration's ``families`` key), its partials in the folder it names (``Family.templates``).
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from riskmon.config import ModelKind
-from riskmon.figures import (
-    calibration,
-    challenger,
-    cutoff,
-    discrimination,
-    gains,
-    migration,
-    quality,
-    rating,
-    stability,
-    strength,
-)
+from riskmon.errors import ConfigError
 from riskmon.figures._baseline import FrozenBaseline
 from riskmon.figures._family import (
     Family,
@@ -62,19 +57,44 @@ class CatalogError(Exception):
     """Two families declare the same figure or rule."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class Catalog:
     """Every family, in the order their rules run and their figures are computed."""
 
     families: tuple[Family, ...]
 
     def __post_init__(self) -> None:
+        self.families = tuple(sorted(self.families, key=lambda f: f.order))
+        self._check()
+
+    def register(self, family: Family) -> None:
+        """Add ``family`` (one kept outside riskmon) to the catalog: every run, report and
+        ``riskmon history`` of this process then goes through it. A CatalogError, and the
+        catalog unchanged, when it declares what a family of the catalog already does."""
+        self.families = Catalog((*self.families, family)).families
+
+    def unregister(self, name: str) -> None:
+        """Take the family called ``name`` out of the catalog (nothing when it is not in it)."""
+        self.families = tuple(f for f in self.families if f.name != name)
+
+    @contextmanager
+    def registered(self, family: Family) -> Iterator[Family]:
+        """``family`` in the catalog for the time of a ``with`` block (a test, a notebook)."""
+        self.register(family)
+        try:
+            yield family
+        finally:
+            self.unregister(family.name)
+
+    def _check(self) -> None:
         figures = Counter((f.name, f.population) for fam in self.families for f in fam.figures)
         rules = Counter(r.name for fam in self.families for r in fam.rules)
         sections = Counter(s.name for fam in self.families for s in fam.sections)
         twice = [f"figure {n!r} ({p})" for (n, p), k in figures.items() if k > 1]
         twice += [f"rule {n!r}" for n, k in rules.items() if k > 1]
         twice += [f"report section {n!r}" for n, k in sections.items() if k > 1]
+        twice += _twice("family name", (f.name for f in self.families))
+        twice += _twice("family order", (f.order for f in self.families))
         twice += _twice("report section anchor", (s.anchor for s in self.sections))
         twice += _twice("report section order", (s.order for s in self.sections))
         twice += _twice("summary line order", (h.order for h in self.headlines))
@@ -151,21 +171,39 @@ def _twice(what: str, values: Iterable[object]) -> list[str]:
     return [f"{what} {v!r}" for v, k in Counter(values).items() if k > 1]
 
 
-_FAMILIES = (
-    discrimination.FAMILY,
-    challenger.FAMILY,
-    calibration.FAMILY,
-    cutoff.FAMILY,
-    rating.FAMILY,
-    migration.FAMILY,
-    stability.FAMILY,
-    gains.FAMILY,
-    strength.FAMILY,
-    quality.FAMILY,
-)
+def load_families(modules: Sequence[str]) -> None:
+    """Import each of ``modules`` (the configuration's ``families``) and register its
+    ``FAMILY`` in :data:`CATALOG`, once however often it is loaded. A ConfigError naming the
+    entry when a module cannot be imported, defines no family, or clashes with the catalog."""
+    for i, name in enumerate(modules):
+        where = f"families[{i}]"
+        try:
+            family = getattr(importlib.import_module(name), "FAMILY", None)
+        except ImportError as exc:
+            raise ConfigError(f"{where}: cannot import {name!r}: {exc}") from None
+        if not isinstance(family, Family):
+            raise ConfigError(f"{where}: module {name!r} defines no FAMILY (a Family)")
+        if any(f is family for f in CATALOG):
+            continue
+        try:
+            CATALOG.register(family)
+        except CatalogError as exc:
+            raise ConfigError(f"{where}: family {family.name!r} of {name!r}: {exc}") from None
+
+
+def _families() -> tuple[Family, ...]:
+    """The ``FAMILY`` of every public module of this package."""
+    found = []
+    for module in pkgutil.iter_modules(__path__):
+        if not module.name.startswith("_"):
+            family = getattr(importlib.import_module(f"{__name__}.{module.name}"), "FAMILY", None)
+            if isinstance(family, Family):
+                found.append(family)
+    return tuple(found)
+
 
 #: every figure family riskmon knows
-CATALOG = Catalog(_FAMILIES)
+CATALOG = Catalog(_families())
 
 __all__ = [
     "CATALOG",
@@ -188,6 +226,7 @@ __all__ = [
     "Section",
     "baseline_migration_figures",
     "iv_figure",
+    "load_families",
     "mark_row_tests",
     "measured",
     "ranking_figures",

@@ -18,6 +18,7 @@ import math
 import warnings
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from riskmon.config import Band, Drop, ModelConfig, ModelKind, PValueLevels, Thresholds
@@ -190,6 +191,8 @@ class Family:
     """One family of figures, declared once."""
 
     name: str
+    #: its place in the catalog: families compute, and their rules judge, in this order
+    order: int
     figures: tuple[FigureSpec, ...]
     compute: Callable[[RunTables], tuple[list[FigureRecord], list[BinRecord]]]
     rules: tuple[Rule, ...] = ()
@@ -202,6 +205,9 @@ class Family:
     #: the kinds of model it applies to (``ModelConfig.kind``): a binary outcome (``pd``), or,
     #: for families of continuous targets, ``lgd``, ``ccf`` or ``ead``
     kinds: frozenset[ModelKind] = frozenset({"pd"})
+    #: the folder of its sections' template partials, for a family from outside riskmon (None:
+    #: riskmon's own templates folder)
+    templates: Path | None = None
 
 
 # --------------------------------------------------------------------------- helpers

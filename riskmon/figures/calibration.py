@@ -252,6 +252,7 @@ def _rule(name: str, scope: Any, figure: str, over: bool, grades: bool) -> Rule:
 
 FAMILY = Family(
     name="calibration",
+    order=30,
     figures=(
         FigureSpec(
             "calibration_n", PERFORMANCE, "segment", "loans tested for calibration", count=True

@@ -271,6 +271,7 @@ def section(run: RunView) -> ChallengerSection | None:
 
 FAMILY = Family(
     name="challenger",
+    order=20,
     figures=(
         FigureSpec("challenger_n", PERFORMANCE, "variable", "loans with both scores", count=True),
         FigureSpec("challenger_auc", PERFORMANCE, "variable", "challenger AUC (gridded)"),

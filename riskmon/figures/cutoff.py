@@ -287,6 +287,7 @@ def section(run: RunView) -> CutoffSection | None:
 
 FAMILY = Family(
     name="cutoff",
+    order=40,
     figures=(
         FigureSpec("approval_rate", CURRENT, "segment", "approval rate at the cut-off"),
         FigureSpec("approval_rate", PERFORMANCE, "segment", "approval rate of the cohort"),

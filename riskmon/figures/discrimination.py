@@ -310,6 +310,7 @@ def _in_sample(overlap: FigureRecord | None) -> str | None:
 
 FAMILY = Family(
     name="discrimination",
+    order=10,
     figures=(
         FigureSpec("n_rows", PERFORMANCE, "segment", "matured loans in the cohort", count=True),
         FigureSpec("n_bads", PERFORMANCE, "segment", "bads in the cohort", count=True),

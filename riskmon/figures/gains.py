@@ -155,6 +155,7 @@ def section(run: RunView) -> tuple[GainsRow, ...]:
 
 FAMILY = Family(
     name="gains",
+    order=80,
     figures=(
         FigureSpec("top_decile_lift", PERFORMANCE, "segment", "lift of the riskiest decile"),
         FigureSpec(

@@ -491,6 +491,7 @@ def section(run: RunView) -> MigrationSection | None:
 
 FAMILY = Family(
     name="migration",
+    order=60,
     figures=(
         FigureSpec("migration_rerated", CURRENT, "segment", "Obligors re-rated", count=True),
         FigureSpec("migration_mwb_upper", CURRENT, "segment", "MWB of downgrades"),

@@ -311,6 +311,7 @@ def section(run: RunView) -> DataQuality:
 
 FAMILY = Family(
     name="quality",
+    order=100,
     figures=(
         FigureSpec("n_rows", CURRENT, "segment", "loans in the current population", count=True),
         FigureSpec("unmatured_share", PERFORMANCE, "segment", "unmatured share of the cohort"),

@@ -283,6 +283,7 @@ def section(run: RunView) -> RatingSection | None:
 
 FAMILY = Family(
     name="rating",
+    order=50,
     figures=(
         FigureSpec("rating_herfindahl", CURRENT, "segment", "Herfindahl index of the grades"),
         FigureSpec(

@@ -323,6 +323,7 @@ def _largest_csi(figures: Figures) -> tuple[str, str] | None:
 
 FAMILY = Family(
     name="stability",
+    order=70,
     figures=(
         FigureSpec("psi", CURRENT, "segment", "PSI of the score", rows_test=True),
         FigureSpec("csi", CURRENT, "variable", "CSI of a characteristic", rows_test=True),

@@ -233,6 +233,7 @@ def section(run: RunView) -> tuple[CharacteristicStrength, ...]:
 
 FAMILY = Family(
     name="strength",
+    order=90,
     figures=(FigureSpec("iv", PERFORMANCE, "variable", "IV of a characteristic"),),
     compute=compute,
     rules=(

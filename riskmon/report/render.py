@@ -29,6 +29,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from riskmon import __version__
 from riskmon.config import RiskmonConfig
 from riskmon.errors import RiskmonError
+from riskmon.figures import CATALOG
 from riskmon.report.context import (
     IndexContext,
     NoRunError,
@@ -131,11 +132,18 @@ def _param(value: object, digits: int = 4) -> str:
     return str(value)
 
 
-@cache
 def environment() -> Environment:
-    """The Jinja2 environment of riskmon's templates (autoescaped, strict about names)."""
+    """The Jinja2 environment of riskmon's templates (autoescaped, strict about names), and of
+    the partials of the families kept outside riskmon (``Family.templates``), riskmon's first."""
+    folders = [str(shipped_folder("templates"))]
+    folders += [str(f.templates) for f in CATALOG if f.templates is not None]
+    return _environment(tuple(dict.fromkeys(folders)))
+
+
+@cache
+def _environment(folders: tuple[str, ...]) -> Environment:
     env = Environment(
-        loader=FileSystemLoader(str(shipped_folder("templates"))),
+        loader=FileSystemLoader(list(folders)),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,

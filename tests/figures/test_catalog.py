@@ -128,10 +128,11 @@ def test_two_summary_lines_may_not_share_an_order() -> None:
     assert CATALOG.default_population("ks", "performance") == "performance"
 
 
-def _family_of(kinds: frozenset[ModelKind], figure: str) -> Family:
+def _family_of(kinds: frozenset[ModelKind], figure: str, order: int = 1) -> Family:
     record = FigureRecord(figure, 1.0, "current")
     return Family(
         name=f"family_{figure}",
+        order=order,
         figures=(FigureSpec(figure, "current", "run", figure),),
         compute=lambda tables: ([record], []),
         kinds=kinds,
@@ -142,7 +143,7 @@ def test_a_run_computes_the_families_of_its_models_kind_only() -> None:
     assert CATALOG.for_kind("pd").families == CATALOG.families  # every family today
     assert CATALOG.for_kind("lgd").families == ()
     pd_family = _family_of(frozenset({"pd"}), "pd_figure")
-    lgd_family = _family_of(frozenset({"lgd", "ccf"}), "lgd_figure")
+    lgd_family = _family_of(frozenset({"lgd", "ccf"}), "lgd_figure", order=2)
     catalog = Catalog((pd_family, lgd_family))
     assert catalog.for_kind("ccf").families == (lgd_family,)
 
@@ -152,3 +153,20 @@ def test_a_run_computes_the_families_of_its_models_kind_only() -> None:
     figures, bins = catalog.compute(Tables())  # type: ignore[arg-type]
     assert [f.name for f in figures] == ["pd_figure"]
     assert bins == []
+
+
+def test_riskmons_families_are_found_in_their_declared_order() -> None:
+    orders = [f.order for f in CATALOG]
+    assert orders == sorted(orders)
+    assert {f.name for f in CATALOG} >= {"discrimination", "stability", "quality"}
+
+
+def test_a_family_that_clashes_is_refused_and_leaves_the_catalog_as_it_was() -> None:
+    before = CATALOG.families
+    clash = dataclasses.replace(stability.FAMILY, name="stability_again", order=9999)
+    with pytest.raises(CatalogError, match=r"figure 'psi' \(current\)"):
+        CATALOG.register(clash)
+    assert CATALOG.families == before
+    with CATALOG.registered(_family_of(frozenset({"pd"}), "extra_figure", order=9999)):
+        assert CATALOG.families[-1].name == "family_extra_figure"
+    assert CATALOG.families == before
