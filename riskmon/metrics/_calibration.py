@@ -51,16 +51,16 @@ _Z_RANGE = 38.5
 _Z_BREAKS = (-_Z_RANGE, -8.0, -4.0, -2.0, 0.0, 2.0, 4.0, 8.0, _Z_RANGE)
 
 
-def _grade(defaults: Any, n: Any, pd: Any) -> tuple[float, float, float]:
+def _grade(defaults: Any, n: Any, pd: Any, *, closed: bool = False) -> tuple[float, float, float]:
     """One grade's D, N and PD as floats; raise unless each is one number, 0 <= D <= N and, when
-    N > 0, PD in (0, 1) (an empty grade's PD is not read: NaN)."""
+    N > 0, PD in (0, 1) ([0, 1] when ``closed``; an empty grade's PD is not read: NaN)."""
     for name, value in (("defaults", defaults), ("n", n), ("pd", pd)):
         if np.ndim(value) != 0:
             raise InvalidDataError(
                 f"Expected a single number for {name!r}, got shape {np.shape(value)}"
             )
     d, total = check_default_counts(defaults, n)
-    return float(d[0]), float(total[0]), float(check_grade_pds(pd, total)[0])
+    return float(d[0]), float(total[0]), float(check_grade_pds(pd, total, closed=closed)[0])
 
 
 # --------------------------------------------------------------------------- Jeffreys
@@ -123,7 +123,8 @@ def jeffreys_test(
         N, obligors in the grade at the start of the horizon. N = 0 gives NaN with a
         :class:`~riskmon.errors.DegenerateDataWarning`.
     pd : float
-        The grade's PD, in (0, 1); not read when N = 0 (it may then be NaN).
+        The grade's PD, in [0, 1]: at 0 the p-value is 0 and at 1 it is 1 (the Beta CDF at the
+        ends of its support); not read when N = 0 (it may then be NaN).
     confidence_level : float, default 0.95
         Of the Jeffreys interval of the default rate.
 
@@ -143,8 +144,13 @@ def jeffreys_test(
     >>> r = jeffreys_test(7, 200, 0.025)
     >>> r.statistic, round(r.pvalue, 4), round(r.pvalue_over, 4)
     (0.035, 0.1779, 0.8221)
+
+    A PD of exactly 1 cannot be too low:
+
+    >>> jeffreys_test(5, 5, 1.0).pvalue
+    1.0
     """
-    d, total, p = _grade(defaults, n, pd)
+    d, total, p = _grade(defaults, n, pd, closed=True)
     level = check_fraction(confidence_level, "confidence_level")
     if total == 0:
         nan = not_available("The Jeffreys test is not available: the grade has no obligors")

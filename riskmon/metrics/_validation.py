@@ -141,17 +141,17 @@ def check_default_counts(defaults: Any, n: Any) -> tuple[FloatArray, FloatArray]
     return np.minimum(d, total), total
 
 
-def check_grade_pds(pd: Any, n: FloatArray) -> FloatArray:
+def check_grade_pds(pd: Any, n: FloatArray, *, closed: bool = False) -> FloatArray:
     """The PD of each grade of ``n`` obligors (a scalar becomes an array of one), each in
-    (0, 1). An empty grade's PD is not read — the mean PD of no loans may well be NaN — and
-    is NaN here."""
+    (0, 1) ([0, 1] when ``closed``). An empty grade's PD is not read — the mean PD of no loans
+    may well be NaN — and is NaN here."""
     arr = np.atleast_1d(np.asarray(pd))
     if arr.ndim != 1:
         raise InvalidDataError(f"Expected a 1-d array for 'pd', got shape {arr.shape}")
     check_same_length(n.shape[0], arr.shape[0], "pd", reference="defaults")
     held = n > 0
     checked = np.full(n.shape[0], np.nan)
-    checked[held] = check_probabilities(arr[held], name="pd", closed=False)
+    checked[held] = check_probabilities(arr[held], name="pd", closed=closed)
     return checked
 
 

@@ -349,3 +349,18 @@ def test_report_path_is_where_the_report_is_written(
     assert written == report_path(real_config.store.reports_dir, "retail_pd", AS_OF[0])
     assert model_folder("..") != ".."
     assert "/" not in model_folder("a/../../b")
+
+
+def test_a_model_with_a_challenger_gets_its_report_when_no_outcome_has_matured(
+    real_config: RiskmonConfig, real_runs: MetricStore
+) -> None:
+    """Regression: the challenger section read a DeLong interval that a cohort without matured
+    outcomes does not have, and the report was not written, exactly when it was needed."""
+    from riskmon.run import run_model
+
+    late = dt.date(2030, 1, 31)  # no loan scored in either window
+    assert run_model(real_config.models[0], late, store=real_runs).ok
+    page = _page(render_run_report(real_config, real_runs, "retail_pd", late))
+    row = page.get("section", id="challenger").get("tr", data_challenger="pd_alt")
+    assert "Difference" in [td.attrs.get("data-label") for td in row.iter("td")]
+    assert "Traceback" not in page.text()
