@@ -2,10 +2,10 @@
 
 Each family lives in one module of this package and is declared once, as a
 :class:`Family`: its figures, how it turns count tables into records, its alert rules, its
-report sections and summary lines, its ``riskmon history`` columns and the parameters the
-report's appendix shows. The run, the evaluator, the report and ``riskmon history`` go through
-:data:`CATALOG` for everything a family declares. A figure (name and population) or a rule
-declared twice fails at import.
+report sections and summary lines, its ``riskmon history`` columns, the parameters the
+report's appendix shows, and the figures it freezes with a baseline. The run, the freeze, the
+evaluator, the report and ``riskmon history`` go through :data:`CATALOG` for everything a
+family declares. A figure (name and population) or a rule declared twice, fail at import.
 
 To add a family: write its module beside these, add it to ``_FAMILIES`` below, give it a
 template partial in ``templates/``, and test it (docs/ARCHITECTURE.md walks through it).
@@ -49,10 +49,7 @@ from riskmon.figures._family import (
     measured,
     within_noise,
 )
-from riskmon.figures._ranking import ranking_figures
-from riskmon.figures.migration import baseline_migration_figures
-from riskmon.figures.strength import iv_figure
-from riskmon.records import BinRecord, FigureRecord
+from riskmon.records import BASELINE, BinRecord, FigureRecord
 
 
 class CatalogError(Exception):
@@ -87,14 +84,39 @@ class Catalog:
             mark_row_tests(figures, self.row_tests)
         return figures, bins
 
+    def freeze(self, tables: RunTables) -> list[FigureRecord]:
+        """Every figure a baseline freezes, family by family, from the development window's
+        tables (the same :class:`RunTables` a run's families read)."""
+        figures: list[FigureRecord] = []
+        for family in self.families:
+            if family.freeze is not None:
+                figures += family.freeze(tables)
+        if tables.model.columns.weight:
+            mark_row_tests(figures, self.row_tests)
+        return figures
+
     @property
     def row_tests(self) -> frozenset[str]:
         """The figures whose test counts loans, not weights (``FigureSpec.rows_test``)."""
-        return frozenset(f.name for f in self.figures if f.rows_test)
+        return frozenset(f.name for fam in self.families for f in fam.figures if f.rows_test)
 
     @property
     def figures(self) -> tuple[FigureSpec, ...]:
-        return tuple(f for family in self.families for f in family.figures)
+        """The figures a run stores (the baseline's are :attr:`frozen`)."""
+        return tuple(
+            f for family in self.families for f in family.figures if f.population != BASELINE
+        )
+
+    @property
+    def frozen(self) -> tuple[FigureSpec, ...]:
+        """The figures a baseline freezes (``Family.freeze``), population BASELINE."""
+        return tuple(
+            f
+            for family in self.families
+            if family.freeze is not None
+            for f in family.figures
+            if f.population == BASELINE
+        )
 
     @property
     def rules(self) -> tuple[Rule, ...]:
@@ -169,10 +191,7 @@ __all__ = [
     "RunTables",
     "RunView",
     "Section",
-    "baseline_migration_figures",
-    "iv_figure",
     "mark_row_tests",
     "measured",
-    "ranking_figures",
     "within_noise",
 ]

@@ -375,6 +375,10 @@ class Family:
     parameters: tuple[Parameter, ...] = ()
     #: the population a figure is read from by ``riskmon history --figure`` when none is given
     default_population: Mapping[str, str] = field(default_factory=dict)
+    #: the figures it freezes with a baseline, from the development window's tables
+    #: (populations BASELINE, every loan, and DEVELOPMENT, its labeled loans; the baseline
+    #: itself is not readable yet): each declared in ``figures`` with population BASELINE
+    freeze: Callable[[RunTables], list[FigureRecord]] | None = None
 
 
 # --------------------------------------------------------------------------- helpers
