@@ -5,7 +5,8 @@ Each family lives in one module of this package and is declared once, as a
 report sections and summary lines, its ``riskmon history`` columns, the parameters the
 report's appendix shows, and the figures it freezes with a baseline. The run, the freeze, the
 evaluator, the report and ``riskmon history`` go through :data:`CATALOG` for everything a
-family declares. A figure (name and population) or a rule declared twice, fail at import.
+family declares. A figure (name and population) or a rule declared twice, and a rule comparing
+against a baseline figure no family freezes, fail at import.
 
 To add a family: write its module beside these, add it to ``_FAMILIES`` below, give it a
 template partial in ``templates/``, and test it (docs/ARCHITECTURE.md walks through it).
@@ -53,7 +54,8 @@ from riskmon.records import BASELINE, BinRecord, FigureRecord
 
 
 class CatalogError(Exception):
-    """Two families declare the same figure or rule."""
+    """Two families declare the same figure or rule, or a rule compares against a baseline
+    figure that no family freezes."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,28 @@ class Catalog:
         twice += [f"report section {n!r}" for n, k in sections.items() if k > 1]
         if twice:
             raise CatalogError(f"declared by more than one figure family: {', '.join(twice)}")
+        self._check_frozen()
+
+    def _check_frozen(self) -> None:
+        """Every baseline figure a family declares is frozen by it, and every one a rule
+        compares against is declared: otherwise the rule would stay NOT_EVALUABLE, silently."""
+        for family in self.families:
+            declared = [f.name for f in family.figures if f.population == BASELINE]
+            if declared and family.freeze is None:
+                raise CatalogError(
+                    f"family {family.name!r} declares baseline figures ({', '.join(declared)}) "
+                    f"but no freeze that computes them"
+                )
+        frozen = {f.name for f in self.frozen}
+        for family in self.families:
+            for rule in family.rules:
+                for name in rule.baseline:
+                    if name not in frozen:
+                        raise CatalogError(
+                            f"rule {rule.name!r} of family {family.name!r} compares against "
+                            f"baseline figure {name!r}, which no family freezes: declare it in "
+                            f"a family's freeze"
+                        )
 
     def compute(self, tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
         """Every figure and bin of a run, family by family."""

@@ -309,6 +309,10 @@ class Rule:
     #: "p", the alert's value is a p-value judged on its amber and red levels; "noise", the
     #: figure of the rule's name carries the ``noise_p`` of its sampling-noise test; None, not
     tested: Literal["p", "noise"] | None = None
+    #: the baseline figures it compares against (each frozen by a family of the catalog, or
+    #: the catalog fails at import: a rule whose baseline figure is never frozen could only
+    #: ever be NOT_EVALUABLE)
+    baseline: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -370,6 +370,7 @@ FAMILY = Family(
             drop_levels,
             _judge_auc,
             PERFORMANCE,
+            baseline=("auc",),
         ),
         Rule(
             "auc_test",
@@ -380,6 +381,7 @@ FAMILY = Family(
             _judge_auc_test,
             PERFORMANCE,
             tested="p",
+            baseline=("auc",),
         ),
         Rule(
             "gini_drop",
@@ -389,6 +391,7 @@ FAMILY = Family(
             drop_levels,
             _judge_gini,
             PERFORMANCE,
+            baseline=("gini",),
         ),
         Rule(
             "score_direction",

@@ -534,6 +534,7 @@ FAMILY = Family(
             lambda t: amber_red(t.migration_bandwidth),
             band_levels,
             _judge_bandwidth,
+            baseline=("migration_rerated", "migration_mwb_upper", "migration_mwb_lower"),
         ),
         Rule(
             "migration_stability",

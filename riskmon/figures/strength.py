@@ -267,6 +267,7 @@ FAMILY = Family(
             lambda t: amber_red(t.iv_drop),
             drop_levels,
             _judge_iv,
+            baseline=("iv",),
         ),
     ),
     sections=(Section("strength", 50, section, empty=()),),

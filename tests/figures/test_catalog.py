@@ -11,11 +11,14 @@ from riskmon.figures import (
     CATALOG,
     Catalog,
     CatalogError,
+    Family,
     FigureSpec,
     Rule,
     discrimination,
     stability,
+    strength,
 )
+from riskmon.records import BASELINE
 
 
 def test_a_figure_declared_by_two_families_fails_when_the_catalog_is_built() -> None:
@@ -107,3 +110,77 @@ def test_history_columns_and_report_sections_come_in_their_declared_order() -> N
     ]
     assert CATALOG.default_population("csi", "performance") == "current"
     assert CATALOG.default_population("ks", "performance") == "performance"
+
+
+def _judge_nothing(judge: object, where: str) -> None:
+    """A judgement the catalog never runs in these tests."""
+
+
+def test_a_rule_comparing_against_a_baseline_figure_nobody_freezes_fails_at_import() -> None:
+    lonely = Family(
+        name="concentration",
+        figures=(FigureSpec("hhi", "current", "segment", "Herfindahl index"),),
+        compute=lambda tables: ([], []),
+        rules=(
+            Rule(
+                "hhi_rise",
+                "segment",
+                "Herfindahl index",
+                lambda t: {"amber": 0.1},
+                lambda levels: "amber",
+                _judge_nothing,
+                baseline=("hhi",),
+            ),
+        ),
+    )
+    with pytest.raises(CatalogError) as raised:
+        Catalog((*CATALOG.families, lonely))
+    assert str(raised.value) == (
+        "rule 'hhi_rise' of family 'concentration' compares against baseline figure 'hhi', "
+        "which no family freezes: declare it in a family's freeze"
+    )
+    # declared as frozen, it is accepted
+    frozen = dataclasses.replace(
+        lonely,
+        figures=(*lonely.figures, FigureSpec("hhi", BASELINE, "segment", "Herfindahl index")),
+        freeze=lambda tables: [],
+    )
+    assert Catalog((*CATALOG.families, frozen)).frozen[-1].name == "hhi"
+
+
+def test_a_baseline_figure_declared_without_a_freeze_fails() -> None:
+    without = dataclasses.replace(
+        strength.FAMILY, name="strength_again", rules=(), sections=(), freeze=None
+    )
+    with pytest.raises(CatalogError, match="'strength_again' declares baseline figures"):
+        Catalog((without,))
+
+
+def test_every_baseline_figure_a_rule_reads_is_frozen_and_only_there() -> None:
+    assert {r.name: r.baseline for r in CATALOG.rules if r.baseline} == {
+        "auc_drop": ("auc",),
+        "auc_test": ("auc",),
+        "gini_drop": ("gini",),
+        "migration_bandwidth": (
+            "migration_rerated",
+            "migration_mwb_upper",
+            "migration_mwb_lower",
+        ),
+        "iv_drop": ("iv",),
+    }
+    assert {f.population for f in CATALOG.frozen} == {BASELINE}
+    assert BASELINE not in {f.population for f in CATALOG.figures}
+    assert [f.name for f in CATALOG.frozen] == [
+        "n_rows",
+        "n_bads",
+        "bad_rate",
+        "ks",
+        "auc",
+        "gini",
+        "migration_rerated",
+        "migration_mwb_upper",
+        "migration_mwb_lower",
+        "migration_mwb_upper_exposure",
+        "migration_mwb_lower_exposure",
+        "iv",
+    ]
