@@ -18,23 +18,8 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from riskmon.baseline import (
-    CollectedRun,
-    FrozenBins,
-    collect_request,
-    frozen_bins,
-    latest_or_freeze,
-    migration_request,
-)
-from riskmon.collect import (
-    ALL,
-    CollectedTables,
-    CollectRequest,
-    Population,
-    Source,
-    Strategy,
-    collect,
-)
+from riskmon.baseline import CollectedRun, FrozenBins, RunBaseline, for_run
+from riskmon.collect import ALL, CollectedTables, Source, Strategy, collect
 from riskmon.config import ModelConfig, RiskmonConfig, model_fingerprint
 from riskmon.errors import RiskmonError
 from riskmon.evaluate import AlertKey, evaluate, key_of, red_by_levels
@@ -45,6 +30,7 @@ from riskmon.plan import DateWindow, RunPlan, plan_run
 from riskmon.records import (
     CURRENT,
     PERFORMANCE,
+    AlertRecord,
     BinRecord,
     FigureRecord,
     RunCounts,
@@ -85,14 +71,6 @@ def _heartbeat(store: MetricStore, run_id: int, owner: str, every: float) -> Ite
     finally:
         stop.set()
         thread.join()
-
-
-def _request(model: ModelConfig, plan: RunPlan, bins: FrozenBins) -> CollectRequest:
-    populations = [
-        Population(CURRENT, plan.current, labeled=False),
-        Population(PERFORMANCE, plan.performance, labeled=True),
-    ]
-    return collect_request(model, bins, populations)
 
 
 def _baseline_volume(baseline: StoredBaseline, current: DateWindow) -> float | None:
@@ -159,40 +137,20 @@ def run_model(
         with _heartbeat(store, run_id, owner, heartbeat_seconds):
             with Source(model) as source:
                 record = replace(record, snapshot=source.snapshot)
-                baseline = latest_or_freeze(model, source, store)
-                frozen, binned = FrozenBaseline(baseline), frozen_bins(baseline)
+                baseline = for_run(model, source, store, plan)
                 collected = collect(
-                    source,
-                    _request(model, plan, binned),
-                    strategy=strategy,
-                    migrations=migration_request(model, binned, plan.current),
+                    source, baseline.request, strategy=strategy, migrations=baseline.migrations
                 )
-            figures, bins = compute_run(model, collected, binned, frozen)
-            current = collected.counts[(CURRENT, ALL)]
-            cohort = collected.counts[(PERFORMANCE, ALL)]
-            counts = RunCounts(
-                n_current=current.n_rows,
-                n_matured=cohort.n_rows - cohort.n_unlabeled,
-                n_unmatured=cohort.n_unlabeled,
-            )
-            # an empty month is compared with the last one that had loans, not with nothing
-            previous = store.latest_run(model.name, before=as_of, with_loans=True)
-            alerts = evaluate(
-                model,
-                figures,
-                frozen,
-                previous_n_current=previous.n_current if previous is not None else None,
-                n_current=counts.n_current,
-                expected_n_current=_baseline_volume(baseline, plan.current),
-                previous_red=_previous_red(store, model, as_of),
-            )
+            figures, bins = compute_run(model, collected, baseline.bins, baseline.frozen)
+            counts = _counts(collected)
+            alerts = _judge(model, as_of, store, figures, counts, baseline, plan)
             store.complete_run(
                 run_id,
                 counts=counts,
                 figures=figures,
                 bins=bins,
                 alerts=alerts,
-                baseline_id=baseline.id,
+                baseline_id=baseline.stored.id,
                 plan=record.to_json(),
                 owner=owner,
             )
@@ -220,7 +178,42 @@ def run_model(
         counts=counts,
         figures=tuple(figures),
         alerts=tuple(alerts),
-        baseline_version=baseline.version,
+        baseline_version=baseline.stored.version,
+    )
+
+
+def _counts(collected: CollectedTables) -> RunCounts:
+    """The run's loans: the current population's, and the cohort's matured and not."""
+    current = collected.counts[(CURRENT, ALL)]
+    cohort = collected.counts[(PERFORMANCE, ALL)]
+    return RunCounts(
+        n_current=current.n_rows,
+        n_matured=cohort.n_rows - cohort.n_unlabeled,
+        n_unmatured=cohort.n_unlabeled,
+    )
+
+
+def _judge(
+    model: ModelConfig,
+    as_of: dt.date,
+    store: MetricStore,
+    figures: list[FigureRecord],
+    counts: RunCounts,
+    baseline: RunBaseline,
+    plan: RunPlan,
+) -> list[AlertRecord]:
+    """Every rule of the catalog on the run's figures, against its baseline and the model's
+    earlier runs."""
+    # an empty month is compared with the last one that had loans, not with nothing
+    previous = store.latest_run(model.name, before=as_of, with_loans=True)
+    return evaluate(
+        model,
+        figures,
+        baseline.frozen,
+        previous_n_current=previous.n_current if previous is not None else None,
+        n_current=counts.n_current,
+        expected_n_current=_baseline_volume(baseline.stored, plan.current),
+        previous_red=_previous_red(store, model, as_of),
     )
 
 

@@ -8,7 +8,8 @@
 - :mod:`._records`: a frozen baseline's variables and bins as stored, and read back
   (:func:`frozen_bins`, :func:`baseline_table`, :func:`check_matches`);
 - :mod:`._freeze`: freezing a baseline, a run of the catalog over the development window in
-  which each family computes what it declares frozen (:func:`freeze`, :func:`latest_or_freeze`).
+  which each family computes what it declares frozen (:func:`freeze`, :func:`latest_or_freeze`);
+- :mod:`._for_run`: what a run reads of its baseline, in one call (:func:`for_run`).
 
 The baseline names no figure family: it reaches them only through
 :data:`riskmon.figures.CATALOG`.
@@ -17,6 +18,7 @@ The baseline names no figure family: it reaches them only through
 from __future__ import annotations
 
 from riskmon.baseline._bins import FrozenBins, fit_bins
+from riskmon.baseline._for_run import RunBaseline, for_run
 from riskmon.baseline._freeze import FIRST_VERSION, freeze, latest_or_freeze
 from riskmon.baseline._records import baseline_table, check_matches, frozen_bins
 from riskmon.baseline._request import (
@@ -33,12 +35,14 @@ __all__ = [
     "FIRST_VERSION",
     "CollectedRun",
     "FrozenBins",
+    "RunBaseline",
     "Unfrozen",
     "baseline_table",
     "check_matches",
     "collect_request",
     "cutoff_binning",
     "fit_bins",
+    "for_run",
     "freeze",
     "frozen_bins",
     "grade_binning",
