@@ -29,14 +29,13 @@ from riskmon.baseline._request import (
     pd_source,
     variables,
 )
-from riskmon.baseline._tables import CollectedRun, Unfrozen, ranking_table
+from riskmon.baseline._tables import CollectedRun, ranking_table
 
 __all__ = [
     "FIRST_VERSION",
     "CollectedRun",
     "FrozenBins",
     "RunBaseline",
-    "Unfrozen",
     "baseline_table",
     "check_matches",
     "collect_request",

@@ -113,8 +113,19 @@ class Catalog:
         tables (the same :class:`RunTables` a run's families read)."""
         figures: list[FigureRecord] = []
         for family in self.families:
-            if family.freeze is not None:
-                figures += family.freeze(tables)
+            if family.freeze is None:
+                continue
+            frozen = family.freeze(tables)
+            declared = {f.name for f in family.figures if f.population == BASELINE}
+            undeclared = sorted(
+                {f.name for f in frozen if f.population != BASELINE or f.name not in declared}
+            )
+            if undeclared:
+                raise CatalogError(
+                    f"family {family.name!r} froze {', '.join(map(repr, undeclared))}, which it "
+                    f"does not declare in its figures with population {BASELINE!r}"
+                )
+            figures += frozen
         if tables.model.columns.weight:
             mark_row_tests(figures, self.row_tests)
         return figures

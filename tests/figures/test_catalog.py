@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from types import SimpleNamespace
 
 import pytest
 
@@ -18,7 +19,7 @@ from riskmon.figures import (
     stability,
     strength,
 )
-from riskmon.records import BASELINE
+from riskmon.records import BASELINE, FigureRecord
 
 
 def test_a_figure_declared_by_two_families_fails_when_the_catalog_is_built() -> None:
@@ -146,6 +147,17 @@ def test_a_rule_comparing_against_a_baseline_figure_nobody_freezes_fails_at_impo
         freeze=lambda tables: [],
     )
     assert Catalog((*CATALOG.families, frozen)).frozen[-1].name == "hhi"
+
+
+def test_a_freeze_stores_only_the_baseline_figures_its_family_declares() -> None:
+    sneaky = dataclasses.replace(
+        strength.FAMILY,
+        rules=(),
+        sections=(),
+        freeze=lambda tables: [FigureRecord("iv_squared", 0.01, BASELINE, variable="income")],
+    )
+    with pytest.raises(CatalogError, match="family 'strength' froze 'iv_squared'"):
+        Catalog((sneaky,)).freeze(SimpleNamespace())  # type: ignore[arg-type]
 
 
 def test_a_baseline_figure_declared_without_a_freeze_fails() -> None:
