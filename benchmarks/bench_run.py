@@ -21,12 +21,12 @@ same lazy imports a real process pays, e.g. SciPy, and neither pays the interpre
 each run on a fresh copy of the template store and an empty reports folder:
 
 - (a) ``collect``: :func:`riskmon.collect.collect` alone, on a fresh :class:`Source`, with
-  the request a run builds (``riskmon.run._request`` on the frozen bins of the stored
+  the request a run builds (``riskmon.baseline.for_run``'s, on the frozen bins of the stored
   baseline; the request is built before the clock starts);
 - (b) ``run``: :func:`riskmon.run.run_models` of the model as of 2025-03-31 — claim,
   baseline read, collect, compute, evaluate, store write, report, notify, index. Its steps
   are timed by wrapping, in the child process only, the functions ``riskmon.run`` calls
-  (``latest_or_freeze``, ``collect``, ``compute_run``, ``evaluate``, ``render_run_report``,
+  (``for_run``, ``collect``, ``compute_run``, ``evaluate``, ``render_run_report``,
   ``notify_run``, ``render_index``, ``MetricStore.complete_run`` ...) and every
   ``MetricStore`` method (calls and seconds per step), and inside the report the context
   (store reads and page objects) apart from the Jinja2 rendering;
@@ -167,15 +167,14 @@ def _open(config_file: str) -> tuple[Any, Any, Any]:
 
 def child_collect(config_file: str) -> dict[str, Any]:
     """(a): the collect step alone, on the request the run builds."""
-    import riskmon.run
-    from riskmon.baseline import frozen_bins
+    import riskmon.run  # noqa: F401  (imported as a run imports it, before the clock)
+    from riskmon.baseline import for_run
     from riskmon.collect import ALL, Source, collect
     from riskmon.plan import plan_run
 
     _, model, store = _open(config_file)
-    baseline = store.latest_baseline(MODEL)
-    request = riskmon.run._request(model, plan_run(model, AS_OF), frozen_bins(baseline))
     with Source(model) as source:
+        request = for_run(model, source, store, plan_run(model, AS_OF)).request
         start = time.perf_counter()
         collected = collect(source, request)
         seconds = time.perf_counter() - start
@@ -242,7 +241,7 @@ def instrument(steps: Steps) -> None:
             setattr(MetricStore, name, steps.store_method(name, attribute))
     # steps of run_model / run_models (names looked up in riskmon.run at call time)
     for attr, step in [
-        ("latest_or_freeze", "baseline read"),
+        ("for_run", "baseline read"),
         ("collect", "collect"),
         ("compute_run", "compute"),
         ("evaluate", "evaluate"),

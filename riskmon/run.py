@@ -15,44 +15,24 @@ import logging
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
-from riskmon.baseline import (
-    FrozenBins,
-    collect_request,
-    frozen_bins,
-    latest_or_freeze,
-    migration_request,
-    ranking_table,
-)
-from riskmon.collect import (
-    ALL,
-    CollectedTables,
-    CollectRequest,
-    MigrationTables,
-    Population,
-    Source,
-    Strategy,
-    collect,
-)
+from riskmon.baseline import CollectedRun, FrozenBins, RunBaseline, for_run
+from riskmon.collect import ALL, CollectedTables, Source, Strategy, collect
 from riskmon.config import ModelConfig, RiskmonConfig, model_fingerprint
 from riskmon.errors import RiskmonError
 from riskmon.evaluate import AlertKey, evaluate, key_of, red_by_levels
 from riskmon.figures import CATALOG, FrozenBaseline
-from riskmon.metrics import CountTable, PdTable
 from riskmon.notify import notify_run
 from riskmon.outcome import RunOutcome
 from riskmon.plan import DateWindow, RunPlan, plan_run
 from riskmon.records import (
     CURRENT,
-    GRADE,
     PERFORMANCE,
-    SCORE,
+    AlertRecord,
     BinRecord,
-    Exclusions,
     FigureRecord,
-    LevelCensus,
     RunCounts,
     RunPlanRecord,
     Status,
@@ -93,75 +73,6 @@ def _heartbeat(store: MetricStore, run_id: int, owner: str, every: float) -> Ite
         thread.join()
 
 
-def _request(model: ModelConfig, plan: RunPlan, bins: FrozenBins) -> CollectRequest:
-    populations = [
-        Population(CURRENT, plan.current, labeled=False),
-        Population(PERFORMANCE, plan.performance, labeled=True),
-    ]
-    return collect_request(model, bins, populations)
-
-
-@dataclass(frozen=True)
-class _CollectedRun:
-    """The count tables of one collect pass as the figure families read them."""
-
-    model: ModelConfig
-    collected: CollectedTables
-    bins: FrozenBins
-    baseline: FrozenBaseline
-
-    @property
-    def migrations(self) -> MigrationTables | None:
-        return self.collected.migrations
-
-    def window(self, population: str) -> DateWindow | None:
-        return self.collected.windows.get(population)
-
-    def exclusions(self, population: str) -> Exclusions | None:
-        return self.collected.exclusions.get(population)
-
-    def levels(self, variable: str) -> LevelCensus | None:
-        return self.collected.levels.get(variable)
-
-    def segments(self) -> list[str]:
-        return self.collected.segments()
-
-    def rows(self, population: str, segment: str = ALL) -> tuple[int, int] | None:
-        counts = self.collected.counts.get((population, segment))
-        return None if counts is None else (counts.n_rows, counts.n_unlabeled)
-
-    def has(self, population: str, variable: str, segment: str = ALL) -> bool:
-        return (population, variable, segment) in self.collected.tables
-
-    def table(self, population: str, variable: str, segment: str = ALL) -> CountTable:
-        return self.collected.table(population, variable, segment)
-
-    def ranking(self, population: str, segment: str = ALL) -> tuple[CountTable, CountTable | None]:
-        return ranking_table(self.collected, self.bins, population, segment)
-
-    def pd_table(self, population: str, segment: str = ALL) -> PdTable | None:
-        if self.rows(population, segment) is None:
-            return None
-        variable = GRADE if self.model.calibration.grades is not None else SCORE
-        return self.collected.pd_tables.get((population, variable, segment))
-
-    @property
-    def pd_problem(self) -> str | None:
-        if not self.collected.invalid_pd:
-            return None
-        return (
-            f"the score {self.model.columns.score!r} was taken for a PD (its baseline values lie "
-            f"within [0, 1]), but {self.collected.invalid_pd} loan(s) of this run have a score "
-            f"outside [0, 1]: name the PD column (calibration.pd) or set "
-            f"calibration.enabled: false"
-        )
-
-    @property
-    def pd_ascending(self) -> bool:
-        # the score's own bins are the grades: ascending PD when higher scores are riskier
-        return self.model.calibration.grades is not None or self.model.higher_is_riskier
-
-
 def _baseline_volume(baseline: StoredBaseline, current: DateWindow) -> float | None:
     """The baseline's loans scaled to the current window's days: the volume a first run is
     compared with."""
@@ -192,7 +103,7 @@ def compute_run(
 ) -> tuple[list[FigureRecord], list[BinRecord]]:
     """Every figure and bin of a run from its count tables (and its migrations), the bins they
     were collected on and the baseline they are compared with."""
-    return CATALOG.compute(_CollectedRun(model, collected, bins, baseline))
+    return CATALOG.compute(CollectedRun(model, collected, bins, baseline))
 
 
 def run_model(
@@ -226,40 +137,20 @@ def run_model(
         with _heartbeat(store, run_id, owner, heartbeat_seconds):
             with Source(model) as source:
                 record = replace(record, snapshot=source.snapshot)
-                baseline = latest_or_freeze(model, source, store)
-                frozen, binned = FrozenBaseline(baseline), frozen_bins(baseline)
+                baseline = for_run(model, source, store, plan)
                 collected = collect(
-                    source,
-                    _request(model, plan, binned),
-                    strategy=strategy,
-                    migrations=migration_request(model, binned, plan.current),
+                    source, baseline.request, strategy=strategy, migrations=baseline.migrations
                 )
-            figures, bins = compute_run(model, collected, binned, frozen)
-            current = collected.counts[(CURRENT, ALL)]
-            cohort = collected.counts[(PERFORMANCE, ALL)]
-            counts = RunCounts(
-                n_current=current.n_rows,
-                n_matured=cohort.n_rows - cohort.n_unlabeled,
-                n_unmatured=cohort.n_unlabeled,
-            )
-            # an empty month is compared with the last one that had loans, not with nothing
-            previous = store.latest_run(model.name, before=as_of, with_loans=True)
-            alerts = evaluate(
-                model,
-                figures,
-                frozen,
-                previous_n_current=previous.n_current if previous is not None else None,
-                n_current=counts.n_current,
-                expected_n_current=_baseline_volume(baseline, plan.current),
-                previous_red=_previous_red(store, model, as_of),
-            )
+            figures, bins = compute_run(model, collected, baseline.bins, baseline.frozen)
+            counts = _counts(collected)
+            alerts = _judge(model, as_of, store, figures, counts, baseline, plan)
             store.complete_run(
                 run_id,
                 counts=counts,
                 figures=figures,
                 bins=bins,
                 alerts=alerts,
-                baseline_id=baseline.id,
+                baseline_id=baseline.stored.id,
                 plan=record.to_json(),
                 owner=owner,
             )
@@ -287,7 +178,42 @@ def run_model(
         counts=counts,
         figures=tuple(figures),
         alerts=tuple(alerts),
-        baseline_version=baseline.version,
+        baseline_version=baseline.stored.version,
+    )
+
+
+def _counts(collected: CollectedTables) -> RunCounts:
+    """The run's loans: the current population's, and the cohort's matured and not."""
+    current = collected.counts[(CURRENT, ALL)]
+    cohort = collected.counts[(PERFORMANCE, ALL)]
+    return RunCounts(
+        n_current=current.n_rows,
+        n_matured=cohort.n_rows - cohort.n_unlabeled,
+        n_unmatured=cohort.n_unlabeled,
+    )
+
+
+def _judge(
+    model: ModelConfig,
+    as_of: dt.date,
+    store: MetricStore,
+    figures: list[FigureRecord],
+    counts: RunCounts,
+    baseline: RunBaseline,
+    plan: RunPlan,
+) -> list[AlertRecord]:
+    """Every rule of the catalog on the run's figures, against its baseline and the model's
+    earlier runs."""
+    # an empty month is compared with the last one that had loans, not with nothing
+    previous = store.latest_run(model.name, before=as_of, with_loans=True)
+    return evaluate(
+        model,
+        figures,
+        baseline.frozen,
+        previous_n_current=previous.n_current if previous is not None else None,
+        n_current=counts.n_current,
+        expected_n_current=_baseline_volume(baseline.stored, plan.current),
+        previous_red=_previous_red(store, model, as_of),
     )
 
 

@@ -66,6 +66,11 @@ def test_every_module_of_the_package_sits_in_a_layer() -> None:
             "riskmon.figures.stability",
             "riskmon.report is not allowed to import riskmon.figures.stability",
         ),
+        (
+            "baseline/_freeze.py",
+            "riskmon.figures.strength",
+            "riskmon.baseline is not allowed to import riskmon.figures.strength",
+        ),
     ],
 )
 def test_a_module_importing_across_the_layers_breaks_the_contracts(

@@ -2,10 +2,11 @@
 
 Each family lives in one module of this package and is declared once, as a
 :class:`Family`: its figures, how it turns count tables into records, its alert rules, its
-report sections and summary lines, its ``riskmon history`` columns and the parameters the
-report's appendix shows. The run, the evaluator, the report and ``riskmon history`` go through
-:data:`CATALOG` for everything a family declares. A figure (name and population) or a rule
-declared twice fails at import.
+report sections and summary lines, its ``riskmon history`` columns, the parameters the
+report's appendix shows, and the figures it freezes with a baseline. The run, the freeze, the
+evaluator, the report and ``riskmon history`` go through :data:`CATALOG` for everything a
+family declares. A figure (name and population) or a rule declared twice, and a rule comparing
+against a baseline figure no family freezes, fail at import.
 
 riskmon's families are the ``FAMILY`` of every public module of this package, found when the
 package is imported, in their declared ``order``: to add one, write its module beside these
@@ -39,7 +40,6 @@ from riskmon.figures._family import (
     measured,
     within_noise,
 )
-from riskmon.figures._ranking import ranking_figures
 from riskmon.figures._views import (
     Alerts,
     BaselineView,
@@ -48,13 +48,12 @@ from riskmon.figures._views import (
     RunTables,
     RunView,
 )
-from riskmon.figures.migration import baseline_migration_figures
-from riskmon.figures.strength import iv_figure
-from riskmon.records import BinRecord, FigureRecord
+from riskmon.records import BASELINE, BinRecord, FigureRecord
 
 
 class CatalogError(Exception):
-    """Two families declare the same figure or rule."""
+    """Two families declare the same figure or rule, or a rule compares against a baseline
+    figure that no family freezes."""
 
 
 @dataclass
@@ -101,6 +100,28 @@ class Catalog:
         twice += _twice("history column order", (c.order for c in self.history))
         if twice:
             raise CatalogError(f"declared by more than one figure family: {', '.join(twice)}")
+        self._check_frozen()
+
+    def _check_frozen(self) -> None:
+        """Every baseline figure a family declares is frozen by it, and every one a rule
+        compares against is declared: otherwise the rule would stay NOT_EVALUABLE, silently."""
+        for family in self.families:
+            declared = [f.name for f in family.figures if f.population == BASELINE]
+            if declared and family.freeze is None:
+                raise CatalogError(
+                    f"family {family.name!r} declares baseline figures ({', '.join(declared)}) "
+                    f"but no freeze that computes them"
+                )
+        frozen = {f.name for f in self.frozen}
+        for family in self.families:
+            for rule in family.rules:
+                for name in rule.baseline:
+                    if name not in frozen:
+                        raise CatalogError(
+                            f"rule {rule.name!r} of family {family.name!r} compares against "
+                            f"baseline figure {name!r}, which no family freezes: declare it in "
+                            f"a family's freeze"
+                        )
 
     def for_kind(self, kind: ModelKind) -> Catalog:
         """The families that apply to a model of ``kind``, in their order."""
@@ -118,14 +139,51 @@ class Catalog:
             mark_row_tests(figures, self.row_tests)
         return figures, bins
 
+    def freeze(self, tables: RunTables) -> list[FigureRecord]:
+        """Every figure a baseline freezes, family by family, from the development window's
+        tables (the same :class:`RunTables` a run's families read; the families of its model's
+        kind)."""
+        figures: list[FigureRecord] = []
+        for family in self.for_kind(tables.model.kind).families:
+            if family.freeze is None:
+                continue
+            frozen = family.freeze(tables)
+            declared = {f.name for f in family.figures if f.population == BASELINE}
+            undeclared = sorted(
+                {f.name for f in frozen if f.population != BASELINE or f.name not in declared}
+            )
+            if undeclared:
+                raise CatalogError(
+                    f"family {family.name!r} froze {', '.join(map(repr, undeclared))}, which it "
+                    f"does not declare in its figures with population {BASELINE!r}"
+                )
+            figures += frozen
+        if tables.model.columns.weight:
+            mark_row_tests(figures, self.row_tests)
+        return figures
+
     @property
     def row_tests(self) -> frozenset[str]:
         """The figures whose test counts loans, not weights (``FigureSpec.rows_test``)."""
-        return frozenset(f.name for f in self.figures if f.rows_test)
+        return frozenset(f.name for fam in self.families for f in fam.figures if f.rows_test)
 
     @property
     def figures(self) -> tuple[FigureSpec, ...]:
-        return tuple(f for family in self.families for f in family.figures)
+        """The figures a run stores (the baseline's are :attr:`frozen`)."""
+        return tuple(
+            f for family in self.families for f in family.figures if f.population != BASELINE
+        )
+
+    @property
+    def frozen(self) -> tuple[FigureSpec, ...]:
+        """The figures a baseline freezes (``Family.freeze``), population BASELINE."""
+        return tuple(
+            f
+            for family in self.families
+            if family.freeze is not None
+            for f in family.figures
+            if f.population == BASELINE
+        )
 
     @property
     def rules(self) -> tuple[Rule, ...]:
@@ -224,11 +282,8 @@ __all__ = [
     "RunTables",
     "RunView",
     "Section",
-    "baseline_migration_figures",
-    "iv_figure",
     "load_families",
     "mark_row_tests",
     "measured",
-    "ranking_figures",
     "within_noise",
 ]

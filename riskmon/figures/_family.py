@@ -131,6 +131,10 @@ class Rule:
     #: "p", the alert's value is a p-value judged on its amber and red levels; "noise", the
     #: figure of the rule's name carries the ``noise_p`` of its sampling-noise test; None, not
     tested: Literal["p", "noise"] | None = None
+    #: the baseline figures it compares against (each frozen by a family of the catalog, or
+    #: the catalog fails at import: a rule whose baseline figure is never frozen could only
+    #: ever be NOT_EVALUABLE)
+    baseline: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -208,6 +212,10 @@ class Family:
     #: the folder of its sections' template partials, for a family from outside riskmon (None:
     #: riskmon's own templates folder)
     templates: Path | None = None
+    #: the figures it freezes with a baseline, from the development window's tables
+    #: (populations BASELINE, every loan, and DEVELOPMENT, its labeled loans; the baseline
+    #: itself is not readable yet): each declared in ``figures`` with population BASELINE
+    freeze: Callable[[RunTables], list[FigureRecord]] | None = None
 
 
 # --------------------------------------------------------------------------- helpers

@@ -4,6 +4,9 @@ Figures (performance cohort, per segment): ``n_rows``, ``n_bads``, ``bad_rate``,
 the score where it is reached and its p-value), ``auc`` (DeLong standard error and interval),
 ``gini``; the score's ROC/KS/CAP curve as ``curve`` bins (whole population).
 
+Frozen with a baseline (per segment): the same ranking figures of the development sample's
+labeled loans, population ``baseline``.
+
 Rules: ``ks_band`` (KS outside ``thresholds.ks``: RED), ``auc_drop`` and ``gini_drop`` (relative
 drop against the baseline, ``thresholds.auc_drop`` / ``gini_drop``); all NOT_EVALUABLE below
 ``thresholds.min_bads`` bads.
@@ -41,7 +44,17 @@ from riskmon.figures._family import Headline as H
 from riskmon.figures._ranking import curve_bins, ranking_figures
 from riskmon.figures._views import Alerts, RunTables, RunView
 from riskmon.metrics import CountTable, auc_test_from_counts
-from riskmon.records import ALL, CURVE, PERFORMANCE, BinRecord, FigureRecord, Status
+from riskmon.records import (
+    ALL,
+    BASELINE,
+    CURVE,
+    DEVELOPMENT,
+    PERFORMANCE,
+    SCORE,
+    BinRecord,
+    FigureRecord,
+    Status,
+)
 
 
 def compute(tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
@@ -60,6 +73,24 @@ def compute(tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
         if segment == ALL:
             bins += curve_bins(scores, higher_is_riskier=riskier)
     return figures, bins
+
+
+def freeze(tables: RunTables) -> list[FigureRecord]:
+    """The development sample's ranking figures per segment with labeled loans: what the AUC
+    and Gini drops and the ECB AUC test compare with."""
+    figures: list[FigureRecord] = []
+    for segment in tables.segments():
+        if not tables.has(DEVELOPMENT, SCORE, segment):
+            continue
+        scores, grid = tables.ranking(DEVELOPMENT, segment)
+        figures += ranking_figures(
+            scores,
+            higher_is_riskier=tables.model.higher_is_riskier,
+            population=BASELINE,
+            segment=segment,
+            grid=grid,
+        )
+    return figures
 
 
 def auc_test_figure(tables: RunTables, scores: CountTable, segment: str) -> FigureRecord:
@@ -319,8 +350,15 @@ FAMILY = Family(
         FigureSpec("auc", PERFORMANCE, "segment", "AUC", rows_test=True),
         FigureSpec("gini", PERFORMANCE, "segment", "Gini", rows_test=True),
         FigureSpec("auc_test_p", PERFORMANCE, "segment", "ECB AUC test p-value", rows_test=True),
+        FigureSpec("n_rows", BASELINE, "segment", "labeled loans at the baseline", count=True),
+        FigureSpec("n_bads", BASELINE, "segment", "bads at the baseline", count=True),
+        FigureSpec("bad_rate", BASELINE, "segment", "bad rate at the baseline"),
+        FigureSpec("ks", BASELINE, "segment", "KS at the baseline", rows_test=True),
+        FigureSpec("auc", BASELINE, "segment", "AUC at the baseline", rows_test=True),
+        FigureSpec("gini", BASELINE, "segment", "Gini at the baseline", rows_test=True),
     ),
     compute=compute,
+    freeze=freeze,
     rules=(
         Rule("ks_band", "segment", "KS", _ks_levels, _describe_ks, _judge_ks, PERFORMANCE),
         Rule(
@@ -331,6 +369,7 @@ FAMILY = Family(
             drop_levels,
             _judge_auc,
             PERFORMANCE,
+            baseline=("auc",),
         ),
         Rule(
             "auc_test",
@@ -341,6 +380,7 @@ FAMILY = Family(
             _judge_auc_test,
             PERFORMANCE,
             tested="p",
+            baseline=("auc",),
         ),
         Rule(
             "gini_drop",
@@ -350,6 +390,7 @@ FAMILY = Family(
             drop_levels,
             _judge_gini,
             PERFORMANCE,
+            baseline=("gini",),
         ),
         Rule(
             "score_direction",

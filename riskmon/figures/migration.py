@@ -24,6 +24,10 @@ Figures (current population, per segment), on the K × K graded part:
   the cells tested, with every cell in the params;
 - with a weight, ``migration_mwb_upper_exposure`` and ``migration_mwb_lower_exposure``.
 
+Frozen with a baseline (population ``baseline``, per segment): ``migration_rerated`` and the
+bandwidths (with a weight, by exposure too) of the migrations into the baseline's last stability
+window, which a run's bandwidths are compared with.
+
 Rules (whole population; NOT_EVALUABLE when fewer than ``rating.min_rerated`` obligors were
 re-rated): ``migration_bandwidth`` — the larger relative change of the two MWBs against the
 baseline's, levels ``thresholds.migration_bandwidth``; ``migration_stability`` — p-value levels
@@ -192,18 +196,19 @@ def migration_figures(
     return out
 
 
-def baseline_migration_figures(
-    model: ModelConfig, migrations: MigrationCounts, variable: str, binning: Binning
-) -> list[FigureRecord]:
+def freeze(tables: RunTables) -> list[FigureRecord]:
     """The baseline's migration figures per segment (its re-rated obligors and bandwidths),
-    which a run's bandwidths are compared with; ``variable`` is the grades' (the score's bins
-    run riskiest first when higher scores are safer)."""
-    best_first = grades_best_first(variable, model)
-    weighted = model.columns.weight is not None
+    which a run's bandwidths are compared with."""
+    migrations = tables.migrations
+    found = _grade(tables, BASELINE)
+    if migrations is None or found is None:
+        return []
+    _, _, binning, best_first = found
+    weighted = tables.model.columns.weight is not None
     figures: list[FigureRecord] = []
     for segment, counts in sorted(migrations.segments.items()):
         g = grid(counts.cells, binning, best_first)
-        params = {"horizon": str(model.migration_horizon)}
+        params = {"horizon": str(tables.model.migration_horizon)}
         figures += migration_figures(
             g,
             population=BASELINE,
@@ -222,12 +227,13 @@ def _within_one(matrix: np.ndarray) -> float | None:
     return float(matrix[np.abs(rows - cols) <= 1].sum()) / total if total > 0 else None
 
 
-def _grade(tables: RunTables) -> tuple[str, str, Binning, bool] | None:
-    """The variable the grades are read from, what they are, their bins and their order."""
-    variable, what = grade_source(tables)
-    if not tables.has(CURRENT, variable):
+def _grade(tables: RunTables, population: str = CURRENT) -> tuple[str, str, Binning, bool] | None:
+    """The variable the grades of ``population`` are read from, what they are, their bins and
+    their order (the score's bins run riskiest first when higher scores are safer)."""
+    variable, what = grade_source(tables, population)
+    if not tables.has(population, variable):
         return None
-    binning = tables.table(CURRENT, variable).binning
+    binning = tables.table(population, variable).binning
     assert binning is not None
     best_first = grades_best_first(variable, tables.model)
     return variable, what, binning, best_first
@@ -507,8 +513,18 @@ FAMILY = Family(
             "migration_within_one_exposure", CURRENT, "segment", "Share within one grade, exposure"
         ),
         FigureSpec("migration_stability_p", CURRENT, "segment", "Migration stability test p"),
+        FigureSpec("migration_rerated", BASELINE, "segment", "Obligors re-rated", count=True),
+        FigureSpec("migration_mwb_upper", BASELINE, "segment", "MWB of downgrades"),
+        FigureSpec("migration_mwb_lower", BASELINE, "segment", "MWB of upgrades"),
+        FigureSpec(
+            "migration_mwb_upper_exposure", BASELINE, "segment", "MWB of downgrades, by exposure"
+        ),
+        FigureSpec(
+            "migration_mwb_lower_exposure", BASELINE, "segment", "MWB of upgrades, by exposure"
+        ),
     ),
     compute=compute,
+    freeze=freeze,
     rules=(
         Rule(
             "migration_bandwidth",
@@ -517,6 +533,7 @@ FAMILY = Family(
             lambda t: amber_red(t.migration_bandwidth),
             band_levels,
             _judge_bandwidth,
+            baseline=("migration_rerated", "migration_mwb_upper", "migration_mwb_lower"),
         ),
         Rule(
             "migration_stability",

@@ -64,10 +64,10 @@ class Grades:
     n_ungraded: int
 
 
-def grade_source(tables: RunTables) -> tuple[str, str]:
-    """The variable the grades are read from, and how to say what they are."""
+def grade_source(tables: RunTables, population: str = CURRENT) -> tuple[str, str]:
+    """The variable the grades of ``population`` are read from, and how to say what they are."""
     grades = tables.model.calibration.grades
-    if grades is not None and tables.has(CURRENT, GRADE):
+    if grades is not None and tables.has(population, GRADE):
         return GRADE, "master scale" if isinstance(grades, list) else "grade column"
     return SCORE, SCORE_BINS
 

@@ -5,6 +5,9 @@ strength band, and one bin record per bin with its counts, WOE and IV contributi
 the bin's ``extra``, the baseline's labeled loans, bad rate and WOE in that bin, so that a
 report shows both without recomputing either.
 
+Frozen with a baseline: ``iv`` of every characteristic per segment, on the development
+sample's labeled loans (population ``baseline``).
+
 Rule: ``iv_drop``: relative drop of a characteristic's IV against the baseline's
 (``thresholds.iv_drop``); not judged when the baseline IV is below ``min_baseline_iv``.
 """
@@ -38,7 +41,7 @@ from riskmon.metrics import (
     information_value_from_counts,
     woe_table_from_counts,
 )
-from riskmon.records import PERFORMANCE, BinRecord, FigureRecord
+from riskmon.records import BASELINE, DEVELOPMENT, PERFORMANCE, SCORE, BinRecord, FigureRecord
 
 
 def iv_figure(
@@ -146,6 +149,22 @@ def compute(tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
     return figures, bins
 
 
+def freeze(tables: RunTables) -> list[FigureRecord]:
+    """Every characteristic's IV on the development sample, per segment with labeled loans:
+    what the IV drop compares with."""
+    return [
+        iv_figure(
+            tables.table(DEVELOPMENT, name, segment),
+            variable=name,
+            population=BASELINE,
+            segment=segment,
+        )
+        for segment in tables.segments()
+        if tables.has(DEVELOPMENT, SCORE, segment)
+        for name in characteristics(tables.model)
+    ]
+
+
 def _judge_iv(judge: Judge, variable: str) -> None:
     judge_drop(judge, "iv_drop", "iv", judge.thresholds.iv_drop, variable=variable)
 
@@ -234,8 +253,12 @@ def section(run: RunView) -> tuple[CharacteristicStrength, ...]:
 FAMILY = Family(
     name="strength",
     order=90,
-    figures=(FigureSpec("iv", PERFORMANCE, "variable", "IV of a characteristic"),),
+    figures=(
+        FigureSpec("iv", PERFORMANCE, "variable", "IV of a characteristic"),
+        FigureSpec("iv", BASELINE, "variable", "IV of a characteristic at the baseline"),
+    ),
     compute=compute,
+    freeze=freeze,
     rules=(
         Rule(
             "iv_drop",
@@ -244,6 +267,7 @@ FAMILY = Family(
             lambda t: amber_red(t.iv_drop),
             drop_levels,
             _judge_iv,
+            baseline=("iv",),
         ),
     ),
     sections=(Section("strength", "WOE/IV", "woe-iv", 50, "_strength.html", section),),

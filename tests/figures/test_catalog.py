@@ -17,8 +17,9 @@ from riskmon.figures import (
     Rule,
     discrimination,
     stability,
+    strength,
 )
-from riskmon.records import FigureRecord
+from riskmon.records import BASELINE, FigureRecord
 from riskmon.shipped import shipped_folder
 
 
@@ -170,3 +171,90 @@ def test_a_family_that_clashes_is_refused_and_leaves_the_catalog_as_it_was() -> 
     with CATALOG.registered(_family_of(frozenset({"pd"}), "extra_figure", order=9999)):
         assert CATALOG.families[-1].name == "family_extra_figure"
     assert CATALOG.families == before
+
+
+def _judge_nothing(judge: object, where: str) -> None:
+    """A judgement the catalog never runs in these tests."""
+
+
+def test_a_rule_comparing_against_a_baseline_figure_nobody_freezes_fails_at_import() -> None:
+    lonely = Family(
+        name="concentration",
+        order=9999,
+        figures=(FigureSpec("hhi", "current", "segment", "Herfindahl index"),),
+        compute=lambda tables: ([], []),
+        rules=(
+            Rule(
+                "hhi_rise",
+                "segment",
+                "Herfindahl index",
+                lambda t: {"amber": 0.1},
+                lambda levels: "amber",
+                _judge_nothing,
+                baseline=("hhi",),
+            ),
+        ),
+    )
+    with pytest.raises(CatalogError) as raised:
+        Catalog((*CATALOG.families, lonely))
+    assert str(raised.value) == (
+        "rule 'hhi_rise' of family 'concentration' compares against baseline figure 'hhi', "
+        "which no family freezes: declare it in a family's freeze"
+    )
+    # declared as frozen, it is accepted
+    frozen = dataclasses.replace(
+        lonely,
+        figures=(*lonely.figures, FigureSpec("hhi", BASELINE, "segment", "Herfindahl index")),
+        freeze=lambda tables: [],
+    )
+    assert Catalog((*CATALOG.families, frozen)).frozen[-1].name == "hhi"
+
+
+def test_a_freeze_stores_only_the_baseline_figures_its_family_declares() -> None:
+    sneaky = dataclasses.replace(
+        strength.FAMILY,
+        rules=(),
+        sections=(),
+        freeze=lambda tables: [FigureRecord("iv_squared", 0.01, BASELINE, variable="income")],
+    )
+    tables = SimpleNamespace(model=SimpleNamespace(kind="pd", columns=SimpleNamespace(weight=None)))
+    with pytest.raises(CatalogError, match="family 'strength' froze 'iv_squared'"):
+        Catalog((sneaky,)).freeze(tables)  # type: ignore[arg-type]
+
+
+def test_a_baseline_figure_declared_without_a_freeze_fails() -> None:
+    without = dataclasses.replace(
+        strength.FAMILY, name="strength_again", rules=(), sections=(), freeze=None
+    )
+    with pytest.raises(CatalogError, match="'strength_again' declares baseline figures"):
+        Catalog((without,))
+
+
+def test_every_baseline_figure_a_rule_reads_is_frozen_and_only_there() -> None:
+    assert {r.name: r.baseline for r in CATALOG.rules if r.baseline} == {
+        "auc_drop": ("auc",),
+        "auc_test": ("auc",),
+        "gini_drop": ("gini",),
+        "migration_bandwidth": (
+            "migration_rerated",
+            "migration_mwb_upper",
+            "migration_mwb_lower",
+        ),
+        "iv_drop": ("iv",),
+    }
+    assert {f.population for f in CATALOG.frozen} == {BASELINE}
+    assert BASELINE not in {f.population for f in CATALOG.figures}
+    assert [f.name for f in CATALOG.frozen] == [
+        "n_rows",
+        "n_bads",
+        "bad_rate",
+        "ks",
+        "auc",
+        "gini",
+        "migration_rerated",
+        "migration_mwb_upper",
+        "migration_mwb_lower",
+        "migration_mwb_upper_exposure",
+        "migration_mwb_lower_exposure",
+        "iv",
+    ]

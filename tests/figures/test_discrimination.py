@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from riskmon.figures import ranking_figures
+from riskmon.figures._ranking import ranking_figures
 from riskmon.metrics import CountTable, fit_binning, score_grid_table
 
 
