@@ -7,7 +7,7 @@ from typing import Any
 
 from riskmon.config import Drop
 from riskmon.figures._family import Judge, amber_red, fmt, where, within_noise
-from riskmon.records import PERFORMANCE, Status
+from riskmon.records import PERFORMANCE, FigureRecord, Status
 
 _NAMES = {"auc": "AUC", "gini": "Gini", "iv": "IV"}
 
@@ -104,22 +104,30 @@ def judge_drop(
             )
             return
     thresholds |= {"baseline": base.value, "current": now.value}
-    low, high = now.params.get("ci_low"), now.params.get("ci_high")
-    noise = ""
-    if low is not None and high is not None:
-        within = bool(low <= base.value <= high)
-        thresholds["baseline_within_ci"] = within
-        if within and status != Status.GREEN:
-            level = now.params.get("confidence_level", 0.95)
-            inside = f"the baseline lies within the current {level:.0%} confidence interval"
-            if t.significant_drops_only:
-                status = Status.GREEN
-                noise = f" (not significant: {inside})"
-            else:
-                status, capped = within_noise(status, t)
-                noise = f" ({inside}{capped})"
+    status, noise = _noise(judge, now, base.value, status, thresholds)
     message = (
         f"{label} {fmt(now.value)} vs baseline {fmt(base.value)}: "
         f"{abs(change):.1%} {'lower' if change >= 0 else 'higher'}{noise}"
     )
     judge.add(rule, status, change, thresholds, message, variable, segment)
+
+
+def _noise(
+    judge: Judge, now: FigureRecord, base: float, status: Status, thresholds: dict[str, Any]
+) -> tuple[Status, str]:
+    """The status of a drop whose baseline lies within the current confidence interval
+    (GREEN with ``significant_drops_only``, else at most ``within_noise``), what its message
+    adds, and whether it did in ``thresholds``."""
+    low, high = now.params.get("ci_low"), now.params.get("ci_high")
+    if low is None or high is None:
+        return status, ""
+    within = bool(low <= base <= high)
+    thresholds["baseline_within_ci"] = within
+    if not within or status == Status.GREEN:
+        return status, ""
+    level = now.params.get("confidence_level", 0.95)
+    inside = f"the baseline lies within the current {level:.0%} confidence interval"
+    if judge.thresholds.significant_drops_only:
+        return Status.GREEN, f" (not significant: {inside})"
+    capped_status, capped = within_noise(status, judge.thresholds)
+    return capped_status, f" ({inside}{capped})"

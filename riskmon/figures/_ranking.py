@@ -1,5 +1,7 @@
 """The ranking figures of a labeled score table (KS, AUC, Gini, bad rate, counts) and the
-score's curve points: what the discrimination family stores for a run and a baseline."""
+score's curve points: what the discrimination family computes for a run (``compute``, with the
+ECB AUC test) and freezes with a baseline (``freeze``); its rules, section and declaration are in
+:mod:`riskmon.figures.discrimination`."""
 
 from __future__ import annotations
 
@@ -7,15 +9,26 @@ from typing import Any
 
 import numpy as np
 
-from riskmon.figures._family import as_note, finite, measured
+from riskmon.figures._family import as_note, finite, measured, where
+from riskmon.figures._views import RunTables
 from riskmon.metrics import (
     CountTable,
+    auc_test_from_counts,
     grid_auc_error_bound,
     grid_ks_error_bound,
     ks_statistic_from_counts,
     roc_auc_from_counts,
 )
-from riskmon.records import CURVE, PERFORMANCE, BinRecord, FigureRecord
+from riskmon.records import (
+    ALL,
+    BASELINE,
+    CURVE,
+    DEVELOPMENT,
+    PERFORMANCE,
+    SCORE,
+    BinRecord,
+    FigureRecord,
+)
 
 #: confidence level of the AUC and Gini intervals
 CONFIDENCE_LEVEL = 0.95
@@ -61,14 +74,7 @@ def ranking_figures(
         float(scores.total.sum()),
     )
     n_rows = int(scores.n_total.sum())
-    grid_params: dict[str, Any] = {"score_grouping": "distinct values"}
-    if grid is not None:
-        grid_params = {
-            "score_grouping": f"grid of {grid.binning.n_value_bins if grid.binning else 0} cells"
-        }
-        auc_bound, _ = measured(lambda: grid_auc_error_bound(grid))
-        ks_bound, _ = measured(lambda: grid_ks_error_bound(grid))
-        grid_params |= {"auc_error_bound": auc_bound, "ks_error_bound": ks_bound}
+    grid_params = _grid_params(grid)
     ks, ks_reason = measured(
         lambda: ks_statistic_from_counts(scores, higher_is_riskier=higher_is_riskier)
     )
@@ -87,17 +93,9 @@ def ranking_figures(
             params={"weighted_total": total},
         ),
     ]
-    ks_params: dict[str, Any] = dict(grid_params)
+    ks_params = dict(grid_params)
     if ks is not None:
-        ks_params |= {
-            "score_at": _ks_boundary(float(ks.score), grid, higher_is_riskier=higher_is_riskier),
-            "p_value": finite(float(ks.p_value)),
-            "p_value_method": ks.p_value_method,
-            "p_value_conservative": bool(ks.p_value_conservative),
-            "critical_value_5pct": finite(float(ks.critical_value)),
-            "n_bads": int(ks.n_bads),
-            "n_goods": int(ks.n_goods),
-        }
+        ks_params |= _ks_params(ks, grid, higher_is_riskier=higher_is_riskier)
     figures.append(fig("ks", None if ks is None else float(ks), ks_reason, ks_params))
     auc_params: dict[str, Any] = dict(grid_params)
     gini_params: dict[str, Any] = {}
@@ -119,6 +117,32 @@ def ranking_figures(
         fig("gini", None if auc is None else 2 * float(auc) - 1, auc_reason, gini_params)
     )
     return figures
+
+
+def _grid_params(grid: CountTable | None) -> dict[str, Any]:
+    """How the score was grouped, and with a grid the largest errors it can cause."""
+    if grid is None:
+        return {"score_grouping": "distinct values"}
+    auc_bound, _ = measured(lambda: grid_auc_error_bound(grid))
+    ks_bound, _ = measured(lambda: grid_ks_error_bound(grid))
+    return {
+        "score_grouping": f"grid of {grid.binning.n_value_bins if grid.binning else 0} cells",
+        "auc_error_bound": auc_bound,
+        "ks_error_bound": ks_bound,
+    }
+
+
+def _ks_params(ks: Any, grid: CountTable | None, *, higher_is_riskier: bool) -> dict[str, Any]:
+    """Where KS is reached, and its test."""
+    return {
+        "score_at": _ks_boundary(float(ks.score), grid, higher_is_riskier=higher_is_riskier),
+        "p_value": finite(float(ks.p_value)),
+        "p_value_method": ks.p_value_method,
+        "p_value_conservative": bool(ks.p_value_conservative),
+        "critical_value_5pct": finite(float(ks.critical_value)),
+        "n_bads": int(ks.n_bads),
+        "n_goods": int(ks.n_goods),
+    }
 
 
 def _ks_boundary(score: float, grid: CountTable | None, *, higher_is_riskier: bool) -> float | None:
@@ -167,3 +191,79 @@ def curve_bins(scores: CountTable, *, higher_is_riskier: bool) -> list[BinRecord
             )
         )
     return records
+
+
+# --------------------------------------------------------------------------- a run, a baseline
+
+
+def compute(tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
+    """The cohort's ranking figures per segment, and its curve (whole population)."""
+    figures: list[FigureRecord] = []
+    bins: list[BinRecord] = []
+    riskier = tables.model.higher_is_riskier
+    for segment in tables.segments():
+        if tables.rows(PERFORMANCE, segment) is None:
+            continue
+        scores, grid = tables.ranking(PERFORMANCE, segment)
+        figures += ranking_figures(
+            scores, higher_is_riskier=riskier, population=PERFORMANCE, segment=segment, grid=grid
+        )
+        figures.append(auc_test_figure(tables, scores, segment))
+        if segment == ALL:
+            bins += curve_bins(scores, higher_is_riskier=riskier)
+    return figures, bins
+
+
+def freeze(tables: RunTables) -> list[FigureRecord]:
+    """The development sample's ranking figures per segment with labeled loans: what the AUC
+    and Gini drops and the ECB AUC test compare with."""
+    figures: list[FigureRecord] = []
+    for segment in tables.segments():
+        if not tables.has(DEVELOPMENT, SCORE, segment):
+            continue
+        scores, grid = tables.ranking(DEVELOPMENT, segment)
+        figures += ranking_figures(
+            scores,
+            higher_is_riskier=tables.model.higher_is_riskier,
+            population=BASELINE,
+            segment=segment,
+            grid=grid,
+        )
+    return figures
+
+
+def auc_test_figure(tables: RunTables, scores: CountTable, segment: str) -> FigureRecord:
+    """The ECB test of the cohort's AUC against the initial AUC (configured, else the
+    baseline's, with its DeLong standard error): S = (AUC_init − AUC_now) / s, p = 1 − Φ(S)."""
+    c = tables.model.calibration
+    initial, initial_se = c.initial_auc, c.initial_auc_se
+    source: str | None = "configured"
+    if initial is None:
+        base = tables.baseline.figure("auc", segment=segment)
+        if base is None or base.value is None:
+            why = "no initial AUC: none configured, none in the baseline" + where("", segment)
+            return FigureRecord("auc_test_p", None, PERFORMANCE, segment=segment, reason=why)
+        initial, source = base.value, f"baseline version {tables.baseline.version}"
+        initial_se = base.params.get("std_error") if c.initial_auc_se is None else initial_se
+    result, reason = measured(
+        lambda: auc_test_from_counts(
+            scores,
+            initial_auc=initial,
+            initial_auc_se=initial_se,
+            higher_is_riskier=tables.model.higher_is_riskier,
+        )
+    )
+    value = None if result is None else finite(float(result.pvalue))
+    params: dict[str, Any] = {"initial_auc": initial, "initial_auc_se": initial_se}
+    params["initial_from"] = source
+    if result is not None:
+        params |= {"statistic": finite(float(result.statistic)), "auc": finite(result.auc)}
+        params["std_error"] = finite(result.std_error)
+    return FigureRecord(
+        "auc_test_p",
+        value,
+        PERFORMANCE,
+        segment=segment,
+        reason=reason if value is None else None,
+        params=params,
+    )

@@ -33,102 +33,21 @@ from riskmon.figures._family import (
     approximate,
     describe_p,
     drop_levels,
-    finite,
     fmt,
-    measured,
     p_levels,
     p_status,
     where,
 )
 from riskmon.figures._family import Headline as H
-from riskmon.figures._ranking import curve_bins, ranking_figures
-from riskmon.figures._views import Alerts, RunTables, RunView
-from riskmon.metrics import CountTable, auc_test_from_counts
+from riskmon.figures._ranking import compute, freeze
+from riskmon.figures._views import Alerts, RunView
 from riskmon.records import (
-    ALL,
     BASELINE,
     CURVE,
-    DEVELOPMENT,
     PERFORMANCE,
-    SCORE,
-    BinRecord,
     FigureRecord,
     Status,
 )
-
-
-def compute(tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
-    """The cohort's ranking figures per segment, and its curve (whole population)."""
-    figures: list[FigureRecord] = []
-    bins: list[BinRecord] = []
-    riskier = tables.model.higher_is_riskier
-    for segment in tables.segments():
-        if tables.rows(PERFORMANCE, segment) is None:
-            continue
-        scores, grid = tables.ranking(PERFORMANCE, segment)
-        figures += ranking_figures(
-            scores, higher_is_riskier=riskier, population=PERFORMANCE, segment=segment, grid=grid
-        )
-        figures.append(auc_test_figure(tables, scores, segment))
-        if segment == ALL:
-            bins += curve_bins(scores, higher_is_riskier=riskier)
-    return figures, bins
-
-
-def freeze(tables: RunTables) -> list[FigureRecord]:
-    """The development sample's ranking figures per segment with labeled loans: what the AUC
-    and Gini drops and the ECB AUC test compare with."""
-    figures: list[FigureRecord] = []
-    for segment in tables.segments():
-        if not tables.has(DEVELOPMENT, SCORE, segment):
-            continue
-        scores, grid = tables.ranking(DEVELOPMENT, segment)
-        figures += ranking_figures(
-            scores,
-            higher_is_riskier=tables.model.higher_is_riskier,
-            population=BASELINE,
-            segment=segment,
-            grid=grid,
-        )
-    return figures
-
-
-def auc_test_figure(tables: RunTables, scores: CountTable, segment: str) -> FigureRecord:
-    """The ECB test of the cohort's AUC against the initial AUC (configured, else the
-    baseline's, with its DeLong standard error): S = (AUC_init − AUC_now) / s, p = 1 − Φ(S)."""
-    c = tables.model.calibration
-    initial, initial_se = c.initial_auc, c.initial_auc_se
-    source: str | None = "configured"
-    if initial is None:
-        base = tables.baseline.figure("auc", segment=segment)
-        if base is None or base.value is None:
-            why = "no initial AUC: none configured, none in the baseline" + where("", segment)
-            return FigureRecord("auc_test_p", None, PERFORMANCE, segment=segment, reason=why)
-        initial, source = base.value, f"baseline version {tables.baseline.version}"
-        initial_se = base.params.get("std_error") if c.initial_auc_se is None else initial_se
-    result, reason = measured(
-        lambda: auc_test_from_counts(
-            scores,
-            initial_auc=initial,
-            initial_auc_se=initial_se,
-            higher_is_riskier=tables.model.higher_is_riskier,
-        )
-    )
-    value = None if result is None else finite(float(result.pvalue))
-    params: dict[str, Any] = {"initial_auc": initial, "initial_auc_se": initial_se}
-    params["initial_from"] = source
-    if result is not None:
-        params |= {"statistic": finite(float(result.statistic)), "auc": finite(result.auc)}
-        params["std_error"] = finite(result.std_error)
-    return FigureRecord(
-        "auc_test_p",
-        value,
-        PERFORMANCE,
-        segment=segment,
-        reason=reason if value is None else None,
-        params=params,
-    )
-
 
 # --------------------------------------------------------------------------- rules
 
