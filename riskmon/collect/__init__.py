@@ -17,6 +17,7 @@ from sqlalchemy import Connection, FromClause, func, select
 from riskmon.collect import migration, migration_stream, pushdown, stream
 from riskmon.collect.binsql import category_text
 from riskmon.collect.census import census
+from riskmon.collect.checks import check_labels, check_raw_keys, missing_in_bins
 from riskmon.collect.engines import PROFILES, EngineProfile, profile_for
 from riskmon.collect.migration import MigrationRequest
 from riskmon.collect.selection import (
@@ -41,9 +42,6 @@ from riskmon.collect.tables import (
     PopulationCounts,
     Variable,
     assemble,
-    check_labels,
-    check_raw_keys,
-    missing_in_bins,
 )
 from riskmon.errors import SourceError
 from riskmon.records import ALL, Exclusions
