@@ -227,12 +227,13 @@ def _union_over_keys(
     """One scan computing every variable's key into a CTE, then a UNION ALL of one GROUP BY
     per variable over it; the rows have the layout of :func:`_grouped`'s."""
     weight = [] if cols.weight is None else [cols.weight.label("weight")]
-    pd = [] if not sums.pd or cols.pd is None else [cols.pd.label("pd")]
+    # the values summed per cell: the PD, the target and its prediction
+    summed = [] if not sums.pd or cols.pd is None else [cols.pd.label("pd")]
     if sums.moments and cols.target is not None and cols.prediction is not None:
-        pd += [cols.target.label("target"), cols.prediction.label("prediction")]
+        summed += [cols.target.label("target"), cols.prediction.label("prediction")]
     keys = [_key(cols, v).label(f"k_{i}") for i, v in enumerate(variables)]
     binned = (
-        select(cols.population, *cols.segments, cols.label, *weight, *pd, *keys)
+        select(cols.population, *cols.segments, cols.label, *weight, *summed, *keys)
         .select_from(cols.loans)
         .where(cols.where)
         .cte("binned")
