@@ -326,6 +326,13 @@ def _validate(
         raise source.error(
             f"expected a score on every loan, got {null_scores} row(s) with NULL", column=column
         )
+    invalid_target = max(aggregate.invalid_targets.values(), default=0)
+    if request.target is not None and invalid_target:
+        raise source.error(
+            f"expected a finite target (or NULL, not realised) on every loan, got "
+            f"{invalid_target} row(s) NaN or infinite",
+            column=_column(source, request.target, request),
+        )
     if request.pd is not None and request.pd.strict and aggregate.invalid_pd:
         what = "PD" if not request.pd.from_points else "PD (from the points)"
         raise source.error(

@@ -60,9 +60,10 @@ def moment_measures(
     return [expression.label(name) for expression, name in zip(out, names, strict=True)]
 
 
-def numeric_target(values: npt.NDArray[Any], column: str) -> npt.NDArray[np.float64]:
-    """A chunk's target values as doubles (NaN where NULL); a
-    :class:`~riskmon.collect.tables.ColumnDataError` naming ``column`` where one is text."""
+def numeric_target(values: npt.NDArray[Any], column: str) -> tuple[int, npt.NDArray[np.float64]]:
+    """How many of a chunk's target values are NaN or infinite (not NULL), and the values as
+    doubles (NaN where NULL); a :class:`~riskmon.collect.tables.ColumnDataError` naming
+    ``column`` where one is text."""
     text = [v for v in values.tolist() if isinstance(v, (str, bytes))]
     if text:
         raise ColumnDataError(
@@ -70,8 +71,9 @@ def numeric_target(values: npt.NDArray[Any], column: str) -> npt.NDArray[np.floa
             f"Expected numeric target values, got {text[:_QUOTED]!r} ({len(text)} row(s) with "
             "text)",
         )
-    numbers = pd.to_numeric(pd.Series(values), errors="coerce")
-    return np.asarray(numbers, dtype=np.float64)
+    numbers = np.asarray(pd.to_numeric(pd.Series(values), errors="coerce"), dtype=np.float64)
+    given = np.fromiter((v is not None for v in values.tolist()), bool, len(values))
+    return int((given & ~np.isfinite(numbers)).sum()), numbers
 
 
 def moment_terms(

@@ -330,16 +330,16 @@ def run(
         # where each row's segments start: after population (and the variable name if tagged)
         first = 2 if layout == "tagged" else 1
         # the row's tail: the measures, then (bad PD count, PD sums...) where it sums PDs,
-        # then the target's moments where it sums them
+        # then (bad target count, moments...) where it sums the target's moments
         n_sums = 1 + request.n_sums if statement.sums.pd else 0
-        n_moments = request.n_moments if statement.sums.moments else 0
+        n_moments = 1 + request.n_moments if statement.sums.moments else 0
         n_tail = n_measures + n_sums + n_moments
         for row in connection.execute(statement.select).all():
             measures = row[-n_tail:]
             n, w = measures[0], (measures[1] if weighted else None)
             end = len(row) - n_moments
             sums = row[end - n_sums + 1 : end] if n_sums else None
-            moments = row[end:] if n_moments else None
+            moments = row[end + 1 :] if n_moments else None
             population = cols.population_name(row[0])
             segment_values, label = tuple(row[first : first + s]), row[first + s]
             cells: Iterable[tuple[str, Any]]  # (variable name, key) this row counts for
@@ -361,5 +361,7 @@ def run(
                 if cell_sums is not None:
                     aggregate.count_invalid_pd(name, measures[n_measures])
                 cell_moments = moments if name in with_moments else None
+                if cell_moments is not None:
+                    aggregate.count_invalid_target(name, row[end])
                 add((population, name, segment_values, label, key), n, w, cell_sums, cell_moments)
     return aggregate, invalid_weights

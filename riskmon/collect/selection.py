@@ -53,7 +53,7 @@ def disjoint_groups(populations: Sequence[Population]) -> list[list[Population]]
 @dataclass(frozen=True)
 class CellSums:
     """The sums a statement's rows carry after the counts: the PD sums (led by the count of
-    invalid PDs), then the target's moments."""
+    invalid PDs), then the target's moments (led by the count of invalid targets)."""
 
     pd: bool = False
     moments: bool = False
@@ -153,7 +153,11 @@ class QueryColumns:
             assert y is not None
             assert s is not None
             w = self.weight if weight is None else weight
-            out += moment_measures(y, s, w, summed=of is None or of.moments)
+            summed = of is None or of.moments
+            # led by the count of realised targets NaN or infinite, which fail the collect
+            bad = and_(y.is_not(None), ~finite(y))
+            invalid = func.sum(case((bad, 1), else_=0)) if summed else cast(null(), Double)
+            out += [invalid.label("m_bad"), *moment_measures(y, s, w, summed=summed)]
         return out
 
     def sum_measures(

@@ -130,7 +130,8 @@ def _add_chunk(
         head = head[:-1]
     pds = extras.get("pd")
     powers = None if pds is None else _pd_powers(request, pds, weights)
-    moments = _moments(request, extras, weights)
+    targets = _moments(request, extras, weights)
+    moments = None if targets is None else targets[1]
     group_index, decoded = _groups(head)
     n_groups = len(decoded)
     for variable in request.variables:
@@ -165,7 +166,8 @@ def _add_chunk(
             aggregate.count_invalid_pd(variable.name, bad_pd)
             sums = np.stack([np.bincount(cell, weights=t, minlength=size) for t in terms], axis=1)
         cell_moments = None
-        if variable.moments and moments is not None:
+        if variable.moments and targets is not None and moments is not None:
+            aggregate.count_invalid_target(variable.name, targets[0])
             cell_moments = np.stack(
                 [np.bincount(cell, weights=t, minlength=size) for t in moments], axis=1
             )
@@ -211,13 +213,14 @@ def _moments(
     request: CollectRequest,
     extras: dict[str, npt.NDArray[Any]],
     weights: npt.NDArray[np.float64] | None,
-) -> list[npt.NDArray[np.float64]] | None:
-    """The terms each loan adds to the target's moments (:mod:`.moments`), when read."""
+) -> tuple[int, list[npt.NDArray[np.float64]]] | None:
+    """The rows whose target is NaN or infinite, and the terms each loan adds to the target's
+    moments (:mod:`.moments`), when read."""
     if "target" not in extras or request.target is None:
         return None
-    target = numeric_target(extras["target"], request.target)
+    invalid, target = numeric_target(extras["target"], request.target)
     prediction = pd.to_numeric(pd.Series(extras["prediction"]), errors="coerce")
-    return moment_terms(target, np.asarray(prediction, dtype=np.float64), weights)
+    return invalid, moment_terms(target, np.asarray(prediction, dtype=np.float64), weights)
 
 
 def _pd_powers(

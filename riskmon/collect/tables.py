@@ -179,6 +179,8 @@ class Aggregate:
     invalid_pds: dict[str, int] = field(default_factory=dict)
     #: the target's moments of the cells of ``moments`` variables (:data:`TARGET_MOMENTS`)
     moments: dict[Key, npt.NDArray[np.float64]] = field(default_factory=dict)
+    #: per ``moments`` variable: rows whose realised target was NaN or infinite
+    invalid_targets: dict[str, int] = field(default_factory=dict)
 
     def add(
         self, key: Key, rows: int, weight: float | None, sums: Any = None, moments: Any = None
@@ -192,6 +194,9 @@ class Aggregate:
 
     def count_invalid_pd(self, variable: str, rows: Any) -> None:
         self.invalid_pds[variable] = self.invalid_pds.get(variable, 0) + int(rows or 0)
+
+    def count_invalid_target(self, variable: str, rows: Any) -> None:
+        self.invalid_targets[variable] = self.invalid_targets.get(variable, 0) + int(rows or 0)
 
     @property
     def invalid_pd(self) -> int:

@@ -266,3 +266,32 @@ def test_a_target_needs_the_score_and_binned_variables() -> None:
     raw = dataclasses.replace(base, variables=[Variable("score_values", "pd_score", moments=True)])
     with pytest.raises(ValueError, match="unbinned"):
         dataclasses.replace(raw, target="lgd", score="pd_score")
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_target_nan_or_infinite_fails_naming_the_column(
+    database: tuple[str, str], value: str
+) -> None:
+    """A realised target must be a number: NaN or ±infinity (which PostgreSQL and DuckDB
+    store) fails every strategy, as a PD outside [0, 1] does, instead of summing to NaN."""
+    dialect, url = database
+    if dialect not in {"postgresql", "duckdb"}:
+        pytest.skip(f"{dialect} stores no NaN or infinite double")
+    frame = _with_target(loan_frame(seed=9, n=400, weighted=False), np.random.default_rng(9), 0.7)
+    load(url, frame)
+    update = f"UPDATE loans SET lgd = CAST('{value}' AS DOUBLE PRECISION) WHERE loan_id % 5 = 0"
+    if dialect == "duckdb":
+        import duckdb
+
+        with duckdb.connect(url.removeprefix("duckdb:///")) as connection:
+            connection.execute(update.replace("DOUBLE PRECISION", "DOUBLE"))
+    else:
+        engine = create_engine(url)
+        with engine.begin() as connection:
+            connection.execute(text(update))
+        engine.dispose()
+    req = _with_moments(request(weighted=False))
+    with Source(model_config(url, weighted=False)) as source:
+        for strategy in STRATEGIES_BY_DIALECT[dialect]:
+            with pytest.raises(SourceError, match=r"'lgd' \(target\).*NaN or infinite"):
+                collect(source, req, strategy=strategy)
