@@ -295,3 +295,35 @@ def test_a_target_nan_or_infinite_fails_naming_the_column(
         for strategy in STRATEGIES_BY_DIALECT[dialect]:
             with pytest.raises(SourceError, match=r"'lgd' \(target\).*NaN or infinite"):
                 collect(source, req, strategy=strategy)
+
+
+def test_a_joint_table_carries_the_moments_on_its_keys(database: tuple[str, str]) -> None:
+    """A variable crossed with another (a joint table) sums the moments on its integer keys,
+    ``bin * crossed bins + crossed bin``."""
+    dialect, url = database
+    frame = _with_target(loan_frame(seed=4, n=600, weighted=True), np.random.default_rng(4), 0.5)
+    load(url, frame)
+    score, region = request().variables[0], request().variables[3]
+    assert score.binning is not None
+    assert region.binning is not None
+    joint = Variable("joint", score.column, score.binning, crossed=region, moments=True)
+    req = dataclasses.replace(
+        request(weighted=True, segments=()), variables=[joint], target="lgd", score="pd_score"
+    )
+    n_keys = score.binning.n_bins * region.binning.n_bins
+    expected = {}
+    for population, segment, part in _parts(frame, req):
+        first = score.binning.assign(part["pd_score"].to_numpy(object))
+        second = region.binning.assign(part["region"].to_numpy(object))
+        expected[(population, "joint", segment)] = TargetTable.from_arrays(
+            part["lgd"].astype(object).where(part["lgd"].notna(), None).to_numpy(object),
+            part["pd_score"].to_numpy(float),
+            first * region.binning.n_bins + second,
+            n_bins=n_keys,
+            sample_weight=part["exposure"].to_numpy(float),
+            labels=[str(k) for k in range(n_keys)],
+        )
+    with Source(model_config(url, weighted=True)) as source:
+        for strategy in STRATEGIES_BY_DIALECT[dialect]:
+            collected = collect(source, req, strategy=strategy)
+            _assert_moments(collected.target_tables, expected, (dialect, strategy))
