@@ -327,3 +327,22 @@ def test_a_joint_table_carries_the_moments_on_its_keys(database: tuple[str, str]
         for strategy in STRATEGIES_BY_DIALECT[dialect]:
             collected = collect(source, req, strategy=strategy)
             _assert_moments(collected.target_tables, expected, (dialect, strategy))
+
+
+def test_a_query_source_selects_the_target(tmp_path: object) -> None:
+    """A source defined by a query selects the columns a run reads: the target too, which the
+    model's configuration does not name."""
+    url = f"sqlite:///{tmp_path}/loans.db"
+    frame = _with_target(loan_frame(seed=6, n=500, weighted=True), np.random.default_rng(6), 0.6)
+    load(url, frame)
+    req = _with_moments(request(weighted=True))
+    query = {"url": url, "query": "SELECT * FROM loans WHERE loan_id >= 0"}
+    with Source(model_config(url, source=query)) as source:
+        collected = collect(source, req, strategy="union_all")
+    _assert_moments(collected.target_tables, expected_moments(frame, req), "query")
+    missing = _with_moments(request(weighted=True), target="realised_lgd")
+    with (
+        Source(model_config(url, source=query)) as source,
+        pytest.raises(SourceError, match=r"'realised_lgd' \(target\)"),
+    ):
+        collect(source, missing)
