@@ -13,12 +13,15 @@ from dataclasses import replace
 from typing import Literal
 
 from sqlalchemy import Connection, FromClause, func, select
+from sqlalchemy.sql.sqltypes import NullType
 
 from riskmon.collect import migration, migration_stream, pushdown, stream
 from riskmon.collect.binsql import category_text
 from riskmon.collect.census import census
+from riskmon.collect.checks import check_labels, check_raw_keys, missing_in_bins
 from riskmon.collect.engines import PROFILES, EngineProfile, profile_for
 from riskmon.collect.migration import MigrationRequest
+from riskmon.collect.migration_tables import Migrations, MigrationTables
 from riskmon.collect.selection import (
     QueryColumns,
     disjoint_groups,
@@ -34,16 +37,11 @@ from riskmon.collect.tables import (
     CollectedTables,
     CollectRequest,
     ColumnDataError,
-    Migrations,
-    MigrationTables,
     PdSource,
     Population,
     PopulationCounts,
     Variable,
     assemble,
-    check_labels,
-    check_raw_keys,
-    missing_in_bins,
 )
 from riskmon.errors import SourceError
 from riskmon.records import ALL, Exclusions
@@ -88,15 +86,17 @@ def collect(
     """Every count table ``request`` asks for, read from ``source``; with ``migrations``, the
     obligors' migrations too, read in the same transaction (so on one snapshot where the
     engine gives one)."""
-    loans = source.check_columns()
+    loans = source.check_columns(_request_columns(request))
     chosen = _resolve(strategy, source.engine.dialect.name, source.profile)
     tally = None
     with source.reading() as connection:
+        _refuse_text_target(source, connection, loans, request)
         if chosen == "stream":
             try:
                 aggregate, invalid_weights = stream.run(connection, loans, request)
             except ColumnDataError as exc:
-                raise source.error(str(exc), column=_column(source, exc.column)) from None
+                column = _column(source, exc.column, request)
+                raise source.error(str(exc), column=column) from None
         else:
             assert chosen != "auto"
             if source.profile.text_in_numbers:
@@ -152,7 +152,10 @@ def _refuse_text(
         for name, n in zip(columns, counts, strict=True):
             if not n:
                 continue
-            if name == request.weight:  # as the other readings say it of a weight
+            what = "values to bin"
+            if name == request.target:
+                what = "target values"
+            elif name == request.weight:  # as the other readings say it of a weight
                 raise source.error(
                     f"expected non-negative, non-NULL weights, got {int(n)} row(s) without",
                     column=_column(source, name),
@@ -165,10 +168,40 @@ def _refuse_text(
                 .limit(5)
             ).scalars()
             raise source.error(
-                f"Expected numeric values to bin, got {list(examples)!r} ({int(n)} row(s) with "
-                f"text)",
-                column=_column(source, name),
+                f"Expected numeric {what}, got {list(examples)!r} ({int(n)} row(s) with text)",
+                column=_column(source, name, request),
             )
+
+
+#: the names drivers give text columns in a statement's description (DuckDB: ``VARCHAR``)
+_TEXT_TYPES = frozenset({"VARCHAR", "TEXT", "STRING", "CHAR", "BPCHAR", "CHARACTER VARYING"})
+
+
+def _refuse_text_target(
+    source: Source, connection: Connection, loans: FromClause, request: CollectRequest
+) -> None:
+    """Refuse a target column of text whose type the source did not say (a table not
+    reflected, a query): the driver names its type on a statement that reads no row (the
+    moments' ``CAST`` would read text as a number, or fail without naming the column)."""
+    if request.target is None:
+        return
+    column = loans.c[request.target]
+    if not isinstance(column.type, NullType):
+        return  # a type the source said, checked with the model's columns
+    string = getattr(connection.dialect.dbapi, "STRING", None)
+    probe = connection.execute(select(column).select_from(loans).limit(0))
+    description = probe.cursor.description if probe.cursor is not None else None
+    probe.close()
+    type_code = description[0][1] if description else None
+    if type_code is None:
+        return
+    # the DB-API's STRING type object where the driver has one, else the type's own name
+    named = str(type_code).upper().split("(")[0].strip()
+    if (string is not None and type_code == string) or named in _TEXT_TYPES:
+        raise source.error(
+            f"expected a numeric column, got type {type_code}",
+            column=_column(source, request.target, request),
+        )
 
 
 def _exclusions(
@@ -254,8 +287,17 @@ def _checked(
     return tally.result()
 
 
-def _column(source: Source, name: str) -> SourceColumn:
+def _request_columns(request: CollectRequest) -> list[SourceColumn]:
+    """The columns a request reads beyond its model's configuration: the continuous target."""
+    if request.target is None:
+        return []
+    return [SourceColumn("target", request.target, "numeric")]
+
+
+def _column(source: Source, name: str, request: CollectRequest | None = None) -> SourceColumn:
     columns = required_columns(source.model)
+    if request is not None:
+        columns = [*_request_columns(request), *columns]
     # a column named twice (the PD is the score): the first key names it
     return next((c for c in columns if c.name == name), SourceColumn("?", name, "numeric"))
 
@@ -283,6 +325,13 @@ def _validate(
     if null_scores:
         raise source.error(
             f"expected a score on every loan, got {null_scores} row(s) with NULL", column=column
+        )
+    invalid_target = max(aggregate.invalid_targets.values(), default=0)
+    if request.target is not None and invalid_target:
+        raise source.error(
+            f"expected a finite target (or NULL, not realised) on every loan, got "
+            f"{invalid_target} row(s) NaN or infinite",
+            column=_column(source, request.target, request),
         )
     if request.pd is not None and request.pd.strict and aggregate.invalid_pd:
         what = "PD" if not request.pd.from_points else "PD (from the points)"

@@ -33,7 +33,7 @@ separate statements, so that a loan counts in every population whose window hold
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from sqlalchemy import (
@@ -53,7 +53,7 @@ from sqlalchemy import (
 
 from riskmon.collect.binsql import bin_expression, category_text
 from riskmon.collect.engines import EngineProfile
-from riskmon.collect.selection import QueryColumns, disjoint_groups
+from riskmon.collect.selection import CellSums, QueryColumns, disjoint_groups
 from riskmon.collect.tables import Aggregate, CollectRequest, Variable
 
 Shape = Literal["packed", "grouping_sets", "union_all", "per_variable"]
@@ -108,15 +108,14 @@ def _key(
     return key * n_crossed + bin_expression(cols.column(crossed), crossed.binning)
 
 
-def _grouped(cols: QueryColumns, variable: Variable, tag: bool, *, sums: bool) -> Select[Any]:
+def _grouped(cols: QueryColumns, variable: Variable, tag: bool, *, sums: CellSums) -> Select[Any]:
     key = _key(cols, variable).label("k")
     head: list[ColumnElement[Any]] = [cols.population]
     if tag:
         head.append(literal(variable.name).label("variable"))
     first = variable.name == cols.request.variables[0].name
     columns = [*head, *cols.segments, cols.label, key, *cols.measures(check_weights=first)]
-    if sums:
-        columns += cols.sum_measures(summed=variable.sums)
+    columns += cols.extra_measures(sums, of=variable)
     return (
         select(*columns)
         .select_from(cols.loans)
@@ -140,8 +139,8 @@ class Statement:
     layout: Literal["tagged", "grouping_sets", "packed"]
     variables: tuple[Variable, ...] = ()
     raw_categories: bool = False  # "packed": categorical keys are text, binned when read
-    #: whether its rows end with the PD sums (:meth:`QueryColumns.sum_measures`)
-    sums: bool = False
+    #: the sums its rows end with (:meth:`QueryColumns.extra_measures`)
+    sums: CellSums = field(default_factory=CellSums)
 
 
 def statements(
@@ -150,11 +149,11 @@ def statements(
     """The statements of one collect pass in ``shape``, as written for ``engine``."""
     for group in disjoint_groups(request.populations):
         cols = QueryColumns(loans, request, group)
-        summed = cols.pd is not None and any(v.sums for v in request.variables)
+        summed = cols.cell_sums(request.variables)
         if shape == "packed":
             raw = engine.categories_by_text
             for pack in packs(request.variables):
-                sums = cols.pd is not None and any(v.sums for v in pack)
+                sums = cols.cell_sums(pack)
                 if len(pack) == 1:
                     select_ = _grouped(cols, pack[0], tag=True, sums=sums)
                     yield Statement(select_, cols, "tagged", sums=sums)
@@ -166,7 +165,7 @@ def statements(
                     yield Statement(select_, cols, "packed", (*pack,), raw, sums=sums)
         elif shape == "per_variable":
             for variable in request.variables:
-                sums = cols.pd is not None and variable.sums
+                sums = cols.cell_sums([variable])
                 select_ = _grouped(cols, variable, tag=True, sums=sums)
                 yield Statement(select_, cols, "tagged", sums=sums)
         elif shape == "union_all" and engine.keys_once and len(request.variables) > 1:
@@ -182,7 +181,7 @@ def statements(
 
 
 def _packed(
-    cols: QueryColumns, pack: Sequence[Variable], *, raw_categories: bool = False, sums: bool
+    cols: QueryColumns, pack: Sequence[Variable], *, raw_categories: bool = False, sums: CellSums
 ) -> Select[Any]:
     """The loans grouped on every key of ``pack`` at once: one row per combination."""
     keys = [
@@ -190,9 +189,7 @@ def _packed(
     ]
     first = any(v.name == cols.request.variables[0].name for v in pack)
     columns = [cols.population, *cols.segments, cols.label, *keys]
-    measures = cols.measures(check_weights=first)
-    if sums:
-        measures += cols.sum_measures(summed=True)
+    measures = [*cols.measures(check_weights=first), *cols.extra_measures(sums)]
     return (
         select(*columns, *measures)
         .select_from(cols.loans)
@@ -201,7 +198,7 @@ def _packed(
     )
 
 
-def _pack_marginals(cols: QueryColumns, pack: Sequence[Variable], *, sums: bool) -> Select[Any]:
+def _pack_marginals(cols: QueryColumns, pack: Sequence[Variable], *, sums: CellSums) -> Select[Any]:
     """:func:`_packed` (categorical columns on their text where :func:`_by_text`) summed into
     one table per variable by ``GROUPING SETS``; rows laid out as :func:`_grouping_sets`'s."""
     packed = _packed(cols, pack, raw_categories=True, sums=sums)
@@ -218,23 +215,25 @@ def _pack_marginals(cols: QueryColumns, pack: Sequence[Variable], *, sums: bool)
     measures = [func.sum(c.n).label("n")]
     if cols.weight is not None:
         measures += [func.sum(c.w).label("w"), func.sum(c.bad_weights).label("bad_weights")]
-    if sums:
-        measures += [func.sum(c[m.name]).label(m.name) for m in cols.sum_measures(summed=True)]
+    measures += [func.sum(c[m.name]).label(m.name) for m in cols.extra_measures(sums)]
     return select(*common, *keys, *flags, *measures).group_by(
         func.grouping_sets(*(tuple_(*common, key) for key in keys))
     )
 
 
 def _union_over_keys(
-    cols: QueryColumns, variables: Sequence[Variable], *, sums: bool
+    cols: QueryColumns, variables: Sequence[Variable], *, sums: CellSums
 ) -> Select[Any]:
     """One scan computing every variable's key into a CTE, then a UNION ALL of one GROUP BY
     per variable over it; the rows have the layout of :func:`_grouped`'s."""
     weight = [] if cols.weight is None else [cols.weight.label("weight")]
-    pd = [] if not sums or cols.pd is None else [cols.pd.label("pd")]
+    # the values summed per cell: the PD, the target and its prediction
+    summed = [] if not sums.pd or cols.pd is None else [cols.pd.label("pd")]
+    if sums.moments and cols.target is not None and cols.prediction is not None:
+        summed += [cols.target.label("target"), cols.prediction.label("prediction")]
     keys = [_key(cols, v).label(f"k_{i}") for i, v in enumerate(variables)]
     binned = (
-        select(cols.population, *cols.segments, cols.label, *weight, *pd, *keys)
+        select(cols.population, *cols.segments, cols.label, *weight, *summed, *keys)
         .select_from(cols.loans)
         .where(cols.where)
         .cte("binned")
@@ -251,9 +250,14 @@ def _union_over_keys(
                 func.sum(case((or_(w.is_(None), w < 0), 1), else_=0)) if i == 0 else literal(0)
             )
             measures += [func.sum(w).label("w"), invalid.label("bad_weights")]
-        if sums:
-            pd_weight = {"pd": b.pd, "weight": b.weight if cols.weight is not None else None}
-            measures += cols.sum_measures(summed=variable.sums, **pd_weight)
+        measures += cols.extra_measures(
+            sums,
+            of=variable,
+            pd=b.pd if sums.pd else None,
+            target=b.target if sums.moments else None,
+            prediction=b.prediction if sums.moments else None,
+            weight=b.weight if cols.weight is not None else None,
+        )
         head = [b.population, literal(variable.name).label("variable"), *segments, b.label]
         parts.append(
             select(*head, key.label("k"), *measures).group_by(b.population, *segments, b.label, key)
@@ -261,12 +265,14 @@ def _union_over_keys(
     return select(union_all(*parts).subquery())
 
 
-def _grouping_sets(cols: QueryColumns, variables: Sequence[Variable], *, sums: bool) -> Select[Any]:
+def _grouping_sets(
+    cols: QueryColumns, variables: Sequence[Variable], *, sums: CellSums
+) -> Select[Any]:
     keys = [_key(cols, v).label(f"k_{i}") for i, v in enumerate(variables)]
     flags = [func.grouping(k).label(f"g_{i}") for i, k in enumerate(keys)]
     common = [*cols.grouped_population, *cols.segments, cols.label]
     sets = [tuple_(*common, key) for key in keys]
-    sum_columns = cols.sum_measures(summed=True) if sums else []
+    sum_columns = cols.extra_measures(sums)
     return (
         select(cols.population, *cols.segments, cols.label, *keys, *flags, *cols.measures())
         .select_from(cols.loans)
@@ -316,19 +322,24 @@ def run(
     add = aggregate.add
     weighted = request.weight is not None
     summed = {v.name for v in request.variables if v.sums}
+    with_moments = {v.name for v in request.variables if v.moments}
     for statement in statements(loans, request, shape, engine):
         cols, variables = statement.cols, statement.variables
         binners = [_binner(v, statement.raw_categories) for v in variables]
         layout = statement.layout
         # where each row's segments start: after population (and the variable name if tagged)
         first = 2 if layout == "tagged" else 1
-        # the row's tail: the measures, then (bad PD count, PD sums...) where it sums PDs
-        n_sums = 1 + request.n_sums if statement.sums else 0
-        n_tail = n_measures + n_sums
+        # the row's tail: the measures, then (bad PD count, PD sums...) where it sums PDs,
+        # then (bad target count, moments...) where it sums the target's moments
+        n_sums = 1 + request.n_sums if statement.sums.pd else 0
+        n_moments = 1 + request.n_moments if statement.sums.moments else 0
+        n_tail = n_measures + n_sums + n_moments
         for row in connection.execute(statement.select).all():
             measures = row[-n_tail:]
             n, w = measures[0], (measures[1] if weighted else None)
-            sums = row[len(row) - n_sums + 1 :] if n_sums else None
+            end = len(row) - n_moments
+            sums = row[end - n_sums + 1 : end] if n_sums else None
+            moments = row[end + 1 :] if n_moments else None
             population = cols.population_name(row[0])
             segment_values, label = tuple(row[first : first + s]), row[first + s]
             cells: Iterable[tuple[str, Any]]  # (variable name, key) this row counts for
@@ -346,9 +357,11 @@ def run(
             for name, key in cells:
                 if weighted and name == first_variable:
                     invalid_weights += int(measures[2] or 0)
-                if name in summed and sums is not None:
-                    add((population, name, segment_values, label, key), n, w, sums)
+                cell_sums = sums if name in summed else None
+                if cell_sums is not None:
                     aggregate.count_invalid_pd(name, measures[n_measures])
-                else:
-                    add((population, name, segment_values, label, key), n, w)
+                cell_moments = moments if name in with_moments else None
+                if cell_moments is not None:
+                    aggregate.count_invalid_target(name, row[end])
+                add((population, name, segment_values, label, key), n, w, cell_sums, cell_moments)
     return aggregate, invalid_weights

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
@@ -28,6 +29,7 @@ from sqlalchemy import (
     select,
 )
 
+from riskmon.collect.moments import moment_measures
 from riskmon.collect.tables import CollectRequest, PdSource, Population, Variable
 
 
@@ -46,6 +48,15 @@ def disjoint_groups(populations: Sequence[Population]) -> list[list[Population]]
         else:
             groups.append([population])
     return groups
+
+
+@dataclass(frozen=True)
+class CellSums:
+    """The sums a statement's rows carry after the counts: the PD sums (led by the count of
+    invalid PDs), then the target's moments (led by the count of invalid targets)."""
+
+    pd: bool = False
+    moments: bool = False
 
 
 class QueryColumns:
@@ -82,6 +93,12 @@ class QueryColumns:
         self.where = and_(self.in_windows, *self.usable)
         self.loans = loans
         self.pd = None if request.pd is None else pd_expression(c[request.pd.column], request.pd)
+        # the continuous target and its prediction, the score, as doubles
+        self.target: ColumnElement[Any] | None = None
+        self.prediction: ColumnElement[Any] | None = None
+        if request.target is not None and request.score is not None:
+            self.target = cast(c[request.target], Double)
+            self.prediction = cast(c[request.score], Double)
 
     def population_name(self, code: Any) -> str:
         """The name of the population a row's ``population`` column codes."""
@@ -104,6 +121,43 @@ class QueryColumns:
                 else literal(0)
             )
             out += [func.sum(self.weight).label("w"), invalid.label("bad_weights")]
+        return out
+
+    def cell_sums(self, variables: Sequence[Variable]) -> CellSums:
+        """The sums the rows of ``variables`` carry: the PD sums when one of them has
+        ``sums`` (and the request a PD), the moments when one has ``moments`` (and a target)."""
+        return CellSums(
+            pd=self.pd is not None and any(v.sums for v in variables),
+            moments=self.target is not None and any(v.moments for v in variables),
+        )
+
+    def extra_measures(
+        self,
+        which: CellSums,
+        *,
+        of: Variable | None = None,
+        pd: ColumnElement[Any] | None = None,
+        target: ColumnElement[Any] | None = None,
+        prediction: ColumnElement[Any] | None = None,
+        weight: ColumnElement[Any] | None = None,
+    ) -> list[ColumnElement[Any]]:
+        """The sums ``which`` asks for, in that order; with ``of`` (the one variable the rows
+        are of), NULLs for those it does not ask for. The other arguments stand for the loans'
+        own columns when the sums are taken over a subquery."""
+        out: list[ColumnElement[Any]] = []
+        if which.pd:
+            out += self.sum_measures(summed=of is None or of.sums, pd=pd, weight=weight)
+        if which.moments:
+            y = self.target if target is None else target
+            s = self.prediction if prediction is None else prediction
+            assert y is not None
+            assert s is not None
+            w = self.weight if weight is None else weight
+            summed = of is None or of.moments
+            # led by the count of realised targets NaN or infinite, which fail the collect
+            bad = and_(y.is_not(None), ~finite(y))
+            invalid = func.sum(case((bad, 1), else_=0)) if summed else cast(null(), Double)
+            out += [invalid.label("m_bad"), *moment_measures(y, s, w, summed=summed)]
         return out
 
     def sum_measures(
@@ -205,8 +259,8 @@ def exclusion_counts(cols: QueryColumns, score: ColumnElement[Any]) -> Select[An
 
 
 def numeric_columns(request: CollectRequest) -> list[str]:
-    """The columns read as numbers: binned on numeric bins (not on the PD, which is cast), and
-    the weight."""
+    """The columns read as numbers: binned on numeric bins (not on the PD, which is cast), the
+    weight and the continuous target (cast, where text would be read as a number)."""
     out: list[str] = []
     for variable in request.variables:
         for v in (variable, variable.crossed):
@@ -215,6 +269,8 @@ def numeric_columns(request: CollectRequest) -> list[str]:
                 out.append(v.column)
     if request.weight:
         out.append(request.weight)
+    if request.target:
+        out.append(request.target)
     return list(dict.fromkeys(out))
 
 

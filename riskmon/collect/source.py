@@ -11,7 +11,7 @@ is masked.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -248,9 +248,9 @@ class Source:
         return int(row._mapping["version"])
 
     # ------------------------------------------------------------------ the loans
-    def selectable(self) -> FromClause:
+    def selectable(self, extra: Sequence[SourceColumn] = ()) -> FromClause:
         """The loans: the configured table (as of its pinned version), or the configured query
-        as a subquery."""
+        as a subquery (of the model's columns and the ``extra`` ones)."""
         clause = self.time_travel()
         if clause is not None:
             table = self._table()
@@ -259,7 +259,7 @@ class Source:
             pinned = text(f"SELECT * FROM {quoted} {clause}").columns(*typed)
             return pinned.subquery(self.config.table)
         if self.config.query is not None:
-            columns = [c.name for c in required_columns(self.model)]
+            columns = [c.name for c in [*required_columns(self.model), *extra]]
             return (
                 text(_query_text(self._statement()))
                 .columns(*(sql_column(name) for name in dict.fromkeys(columns)))
@@ -307,14 +307,15 @@ class Source:
             self.config.table, *(sql_column(n) for n in names), schema=self.config.schema_
         )
 
-    def check_columns(self) -> FromClause:
-        """The loans, after checking that every configured column exists with a usable type."""
-        loans = self.selectable()
+    def check_columns(self, extra: Sequence[SourceColumn] = ()) -> FromClause:
+        """The loans, after checking that every configured column (and every ``extra`` one a
+        collect reads) exists with a usable type."""
+        loans = self.selectable(extra)
         if self.config.query is None:
             present = {c.name: c.type for c in loans.columns}
         else:
             present = self._query_columns(loans)
-        for col in required_columns(self.model):
+        for col in [*required_columns(self.model), *extra]:
             if col.name not in present:
                 known = ", ".join(sorted(present)) or "none"
                 raise self.error(f"not found in the source (it has: {known})", column=col)

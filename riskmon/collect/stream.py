@@ -18,6 +18,7 @@ import pandas as pd
 from sqlalchemy import ColumnElement, Connection, FromClause, select
 
 from riskmon.collect.binsql import category_text
+from riskmon.collect.moments import moment_terms, numeric_target
 from riskmon.collect.selection import QueryColumns, disjoint_groups
 from riskmon.collect.tables import Aggregate, CollectRequest, ColumnDataError, Variable
 from riskmon.errors import InvalidDataError
@@ -73,32 +74,41 @@ def run(
         head: list[ColumnElement[Any]] = [cols.population, *cols.segments, cols.label]
         if cols.weight is not None:
             head.append(cols.weight)
-        with_pd = cols.pd is not None and any(v.sums for v in request.variables)
-        if with_pd:
-            assert request.pd is not None
-            head.append(loans.c[request.pd.column])
+        extras = _extras(cols, request)
         statement = (
-            select(*head, *(expr for _, expr in distinct)).select_from(loans).where(cols.where)
+            select(*head, *extras.values(), *(expr for _, expr in distinct))
+            .select_from(loans)
+            .where(cols.where)
         )
         result = connection.execution_options(stream_results=True, yield_per=chunk_rows).execute(
             statement
         )
-        n_head = len(head)
+        n_head, n_extras = len(head), len(extras)
         for chunk in result.partitions(chunk_rows):
             columns = [np.asarray(c, dtype=object) for c in zip(*chunk, strict=True)]
-            pds = None
-            if with_pd:
-                pds, columns = columns[n_head - 1], columns[: n_head - 1] + columns[n_head:]
             invalid_weights += _add_chunk(
                 aggregate,
                 request,
                 cols,
-                columns[: n_head - with_pd],
-                columns[n_head - with_pd :],
+                columns[:n_head],
+                columns[n_head + n_extras :],
                 position,
-                pds,
+                dict(zip(extras, columns[n_head : n_head + n_extras], strict=True)),
             )
     return aggregate, invalid_weights
+
+
+def _extras(cols: QueryColumns, request: CollectRequest) -> dict[str, ColumnElement[Any]]:
+    """The columns read for the sums: the PD's (mapped in Python) when a variable sums PDs,
+    the target and the score when one sums the target's moments."""
+    sums = cols.cell_sums(request.variables)
+    out: dict[str, ColumnElement[Any]] = {}
+    if sums.pd and request.pd is not None:
+        out["pd"] = cols.loans.c[request.pd.column]
+    if sums.moments and request.target is not None and request.score is not None:
+        out["target"] = cols.loans.c[request.target]
+        out["prediction"] = cols.loans.c[request.score]
+    return out
 
 
 def _add_chunk(
@@ -108,7 +118,7 @@ def _add_chunk(
     head: list[npt.NDArray[Any]],
     values: list[npt.NDArray[Any]],
     position: dict[str, int],
-    pds: npt.NDArray[Any] | None = None,
+    extras: dict[str, npt.NDArray[Any]],
 ) -> int:
     n_segments = len(request.segments)
     weights: npt.NDArray[np.float64] | None = None
@@ -118,25 +128,12 @@ def _add_chunk(
         invalid = int((np.isnan(raw) | (raw < 0)).sum())
         weights = np.nan_to_num(raw, nan=0.0)
         head = head[:-1]
+    pds = extras.get("pd")
     powers = None if pds is None else _pd_powers(request, pds, weights)
-    # one integer per (population, segments..., label) group of this chunk
-    group_codes = np.zeros(len(head[0]), dtype=np.int64)
-    group_uniques: list[npt.NDArray[Any]] = []
-    for column in head:
-        codes, uniques = _codes(column)
-        group_codes = group_codes * len(uniques) + codes
-        group_uniques.append(uniques)
-    group_ids, group_index = np.unique(group_codes, return_inverse=True)
-    group_index = group_index.reshape(-1)
-    # decode each group id back into its column values
-    decoded: list[tuple[Any, ...]] = []
-    for gid in group_ids.tolist():
-        parts = []
-        for uniques in reversed(group_uniques):
-            gid, code = divmod(gid, len(uniques))
-            parts.append(uniques[code])
-        decoded.append(tuple(reversed(parts)))
-    n_groups = len(group_ids)
+    targets = _moments(request, extras, weights)
+    moments = None if targets is None else targets[1]
+    group_index, decoded = _groups(head)
+    n_groups = len(decoded)
     for variable in request.variables:
         raw = values[position[variable.name]]
         if variable.on_pd and request.pd is not None:
@@ -168,6 +165,12 @@ def _add_chunk(
             bad_pd, terms = powers
             aggregate.count_invalid_pd(variable.name, bad_pd)
             sums = np.stack([np.bincount(cell, weights=t, minlength=size) for t in terms], axis=1)
+        cell_moments = None
+        if variable.moments and targets is not None and moments is not None:
+            aggregate.count_invalid_target(variable.name, targets[0])
+            cell_moments = np.stack(
+                [np.bincount(cell, weights=t, minlength=size) for t in moments], axis=1
+            )
         for flat in np.flatnonzero(rows).tolist():
             g, k = divmod(flat, n_keys)
             code, *rest = decoded[g]
@@ -179,8 +182,45 @@ def _add_chunk(
                 int(rows[flat]),
                 None if summed is None else float(summed[flat]),
                 None if sums is None else sums[flat],
+                None if cell_moments is None else cell_moments[flat],
             )
     return invalid
+
+
+def _groups(head: list[npt.NDArray[Any]]) -> tuple[npt.NDArray[np.intp], list[tuple[Any, ...]]]:
+    """Each row's (population, segments..., label) group, as an index into the groups of the
+    chunk, and each group's column values."""
+    # one integer per group: the columns' codes, mixed radix
+    group_codes = np.zeros(len(head[0]), dtype=np.int64)
+    group_uniques: list[npt.NDArray[Any]] = []
+    for column in head:
+        codes, uniques = _codes(column)
+        group_codes = group_codes * len(uniques) + codes
+        group_uniques.append(uniques)
+    group_ids, group_index = np.unique(group_codes, return_inverse=True)
+    # decode each group id back into its column values
+    decoded: list[tuple[Any, ...]] = []
+    for gid in group_ids.tolist():
+        parts = []
+        for uniques in reversed(group_uniques):
+            gid, code = divmod(gid, len(uniques))
+            parts.append(uniques[code])
+        decoded.append(tuple(reversed(parts)))
+    return np.asarray(group_index, dtype=np.intp).reshape(-1), decoded
+
+
+def _moments(
+    request: CollectRequest,
+    extras: dict[str, npt.NDArray[Any]],
+    weights: npt.NDArray[np.float64] | None,
+) -> tuple[int, list[npt.NDArray[np.float64]]] | None:
+    """The rows whose target is NaN or infinite, and the terms each loan adds to the target's
+    moments (:mod:`.moments`), when read."""
+    if "target" not in extras or request.target is None:
+        return None
+    invalid, target = numeric_target(extras["target"], request.target)
+    prediction = pd.to_numeric(pd.Series(extras["prediction"]), errors="coerce")
+    return invalid, moment_terms(target, np.asarray(prediction, dtype=np.float64), weights)
 
 
 def _pd_powers(

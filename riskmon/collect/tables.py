@@ -11,7 +11,6 @@ Segments: every segment column is reported on its own, as ``"column=value"`` (a 
 
 from __future__ import annotations
 
-import numbers
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -20,8 +19,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from riskmon.collect.migration_tables import MigrationTables
 from riskmon.errors import InvalidDataError
-from riskmon.metrics import PD_SUMS, WEIGHTED_PD_SUMS, Binning, CountTable, PdTable
+from riskmon.metrics import (
+    PD_SUMS,
+    TARGET_MOMENTS,
+    WEIGHTED_PD_SUMS,
+    WEIGHTED_TARGET_MOMENTS,
+    Binning,
+    CountTable,
+    PdTable,
+    TargetTable,
+)
 from riskmon.plan import DateWindow
 from riskmon.records import ALL, Exclusions, LevelCensus
 
@@ -37,6 +46,8 @@ class Variable:
     sums: bool = False
     #: binned on the request's PD (a scorecard's points mapped to a PD), not on ``column``
     on_pd: bool = False
+    #: also sum the moments of the request's continuous target per cell (its bins)
+    moments: bool = False
     #: a joint table: each loan keyed ``bin * crossed.binning.n_bins + crossed bin`` (the score
     #: crossed with a challenger's bins); its count table is on those integer keys
     crossed: Variable | None = None
@@ -110,6 +121,22 @@ class CollectRequest:
     #: population ``census_population``
     census: Sequence[str] = ()
     census_population: str | None = None
+    #: a continuous target's column (the realised LGD, CCF or exposure; NULL until realised):
+    #: its moments, against the ``score`` (the prediction), summed for variables with
+    #: ``moments``
+    target: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.target is None:
+            return
+        if self.score is None:
+            raise ValueError(
+                f"a target's moments are taken against the score: target {self.target!r} "
+                "needs the request's score column"
+            )
+        unbinned = [v.name for v in self.variables if v.moments and v.binning is None]
+        if unbinned:
+            raise ValueError(f"moments are summed on bins, got variable(s) {unbinned!r} unbinned")
 
     def variable(self, name: str) -> Variable:
         return next(v for v in self.variables if v.name == name)
@@ -120,6 +147,13 @@ class CollectRequest:
         if self.pd is None:
             return 0
         return len(PD_SUMS) + (len(WEIGHTED_PD_SUMS) if self.weight else 0)
+
+    @property
+    def n_moments(self) -> int:
+        """How many target moments a cell of a ``moments`` variable carries."""
+        if self.target is None:
+            return 0
+        return len(TARGET_MOMENTS) + (len(WEIGHTED_TARGET_MOMENTS) if self.weight else 0)
 
 
 class ColumnDataError(InvalidDataError):
@@ -143,23 +177,38 @@ class Aggregate:
     sums: dict[Key, npt.NDArray[np.float64]] = field(default_factory=dict)
     #: per ``sums`` variable: rows whose PD was NULL or outside [0, 1]
     invalid_pds: dict[str, int] = field(default_factory=dict)
+    #: the target's moments of the cells of ``moments`` variables (:data:`TARGET_MOMENTS`)
+    moments: dict[Key, npt.NDArray[np.float64]] = field(default_factory=dict)
+    #: per ``moments`` variable: rows whose realised target was NaN or infinite
+    invalid_targets: dict[str, int] = field(default_factory=dict)
 
-    def add(self, key: Key, rows: int, weight: float | None, sums: Any = None) -> None:
+    def add(
+        self, key: Key, rows: int, weight: float | None, sums: Any = None, moments: Any = None
+    ) -> None:
         cell = self.cells[key]
         cell[0] += int(rows)
         cell[1] += float(rows if weight is None else weight)
-        if sums is not None:
-            values = np.asarray([0.0 if v is None else float(v) for v in sums])
-            held = self.sums.get(key)
-            self.sums[key] = values if held is None else held + values
+        for held, values in ((self.sums, sums), (self.moments, moments)):
+            if values is not None:
+                _accumulate(held, key, values)
 
     def count_invalid_pd(self, variable: str, rows: Any) -> None:
         self.invalid_pds[variable] = self.invalid_pds.get(variable, 0) + int(rows or 0)
+
+    def count_invalid_target(self, variable: str, rows: Any) -> None:
+        self.invalid_targets[variable] = self.invalid_targets.get(variable, 0) + int(rows or 0)
 
     @property
     def invalid_pd(self) -> int:
         """Rows whose PD was NULL or outside [0, 1] (every ``sums`` variable sees them all)."""
         return max(self.invalid_pds.values(), default=0)
+
+
+def _accumulate(held: dict[Key, npt.NDArray[np.float64]], key: Key, values: Any) -> None:
+    """Add a cell's sums into ``held`` (a NULL sum, of no rows, as 0)."""
+    array = np.asarray([0.0 if v is None else float(v) for v in values])
+    before = held.get(key)
+    held[key] = array if before is None else before + array
 
 
 def segment_key(column: str, value: Any) -> str:
@@ -175,51 +224,6 @@ class PopulationCounts:
     n_unlabeled: int
 
 
-@dataclass
-class Migrations:
-    """One segment's migrations: obligors (and weights) per (from, to) cell."""
-
-    cells: dict[tuple[int, int], list[float]] = field(
-        default_factory=lambda: defaultdict(lambda: [0, 0.0])
-    )
-
-    def add(self, cell: tuple[int, int], n: int, w: float) -> None:
-        held = self.cells[cell]
-        held[0] += n
-        held[1] += w
-
-    def count(self, cell: tuple[int, int]) -> int:
-        return int(self.cells[cell][0]) if cell in self.cells else 0
-
-
-@dataclass(frozen=True)
-class MigrationTables:
-    """Migrations per segment (the whole population ``""`` always present), and the rows that
-    could not be linked: per snapshot, obligors with duplicate rows on their latest score date
-    and rows without an obligor."""
-
-    segments: dict[str, Migrations]
-    duplicates: tuple[int, int]
-    no_obligor: tuple[int, int]
-    #: the snapshots' windows of score dates (start, end), as "YYYY-MM-DD to YYYY-MM-DD"
-    windows: tuple[str, str] = ("", "")
-
-    def equals(self, other: MigrationTables, *, rtol: float = 1e-9) -> bool:
-        """Same cells with the same counts (weights to ``rtol``) and the same tallies."""
-        if (self.duplicates, self.no_obligor) != (other.duplicates, other.no_obligor):
-            return False
-        if self.segments.keys() != other.segments.keys():
-            return False
-        for segment, mine in self.segments.items():
-            theirs = other.segments[segment].cells
-            if {k for k, v in mine.cells.items() if v[0]} != {k for k, v in theirs.items() if v[0]}:
-                return False
-            for key, (n, w) in mine.cells.items():
-                if n and (theirs[key][0] != n or not np.isclose(theirs[key][1], w, rtol=rtol)):
-                    return False
-        return True
-
-
 @dataclass(frozen=True)
 class CollectedTables:
     """Count tables by population, variable and segment, and the row counts behind them."""
@@ -228,6 +232,9 @@ class CollectedTables:
     counts: dict[tuple[str, str], PopulationCounts]  # (population, segment) -> counts
     #: PD sums per (population, variable, segment) of the variables collected with ``sums``
     pd_tables: dict[tuple[str, str, str], PdTable] = field(default_factory=dict)
+    #: the target's moments per (population, variable, segment) of the variables collected
+    #: with ``moments``
+    target_tables: dict[tuple[str, str, str], TargetTable] = field(default_factory=dict)
     #: loans whose PD was NULL or outside [0, 1] (a source whose PD is not strict)
     invalid_pd: int = 0
     #: the obligors' migrations, read in the same transaction, when they were asked for
@@ -256,6 +263,10 @@ class CollectedTables:
             and all(t.equals(other.tables[k], rtol=rtol) for k, t in self.tables.items())
             and self.pd_tables.keys() == other.pd_tables.keys()
             and all(t.equals(other.pd_tables[k], rtol=rtol) for k, t in self.pd_tables.items())
+            and self.target_tables.keys() == other.target_tables.keys()
+            and all(
+                t.equals(other.target_tables[k], rtol=rtol) for k, t in self.target_tables.items()
+            )
         )
 
 
@@ -272,6 +283,7 @@ def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
     binnings = {v.name: None if v.crossed else v.binning for v in request.variables}
     rows: dict[tuple[str, str, str], list[tuple[Any, Any, int, float]]] = defaultdict(list)
     summed: dict[tuple[str, str, str], list[tuple[int, int, float, float, Any]]] = defaultdict(list)
+    moments: dict[tuple[str, str, str], list[tuple[int, float, float, Any]]] = defaultdict(list)
     rollups: dict[tuple[Any, ...], list[str]] = {}  # a few distinct segment values
     for cell_key, (n, w) in aggregate.cells.items():
         population, variable, segment_values, label, key = cell_key
@@ -280,11 +292,17 @@ def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
             segments = rollups[segment_values] = list(_rollups(request, segment_values))
         row = (key, label, int(n), w)
         sums = aggregate.sums.get(cell_key)
+        cell_moments = aggregate.moments.get(cell_key)
+        # the PD sums and the moments of the loans the count tables count (a labeled
+        # population's loans without a label are counted apart)
+        counted = not (labeled[population] and label is None)
         for segment in segments:
             rows[(population, variable, segment)].append(row)
-            if sums is not None and not (labeled[population] and label is None):
+            if sums is not None and counted:
                 label_ = _label(label) if labeled[population] else 0
                 summed[(population, variable, segment)].append((key, label_, int(n), w, sums))
+            if cell_moments is not None and counted:
+                moments[(population, variable, segment)].append((key, int(n), w, cell_moments))
     tables: dict[tuple[str, str, str], CountTable] = {}
     counts: dict[tuple[str, str], PopulationCounts] = {}
     first_variable = request.variables[0].name
@@ -313,6 +331,7 @@ def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
         tables=tables,
         counts=counts,
         pd_tables=_pd_tables(request, summed),
+        target_tables=_target_tables(request, moments),
         invalid_pd=aggregate.invalid_pd,
         windows={p.name: p.window for p in request.populations},
     )
@@ -343,56 +362,34 @@ def _pd_tables(
     return out
 
 
+def _target_tables(
+    request: CollectRequest,
+    moments: dict[tuple[str, str, str], list[tuple[int, float, float, Any]]],
+) -> dict[tuple[str, str, str], TargetTable]:
+    """The target's moments of every ``moments`` variable per population and segment, on its
+    keys (a population or segment without loans gets empty moments)."""
+    if request.target is None:
+        return {}
+    out: dict[tuple[str, str, str], TargetTable] = {}
+    keys = {(p, v, s) for p, v, s in moments} | {
+        (p.name, v.name, ALL) for p in request.populations for v in request.variables if v.moments
+    }
+    for population, variable, segment in keys:
+        var = request.variable(variable)
+        n_keys, binning = var.n_keys, var.binning
+        assert n_keys is not None, "moments are summed on bins"
+        assert binning is not None
+        crossed = var.crossed is not None  # a joint table: on its integer keys
+        out[(population, variable, segment)] = TargetTable.from_cells(
+            moments.get((population, variable, segment), []),
+            n_bins=n_keys,
+            weighted=request.weight is not None,
+            labels=[str(k) for k in range(n_keys)] if crossed else binning.labels,
+            binning=None if crossed else binning,
+        )
+    return out
+
+
 def _label(value: Any) -> int:
     # booleans, 0.0/1.0 and Decimals come back from some drivers; labels were checked already
     return int(value)
-
-
-def check_labels(aggregate: Aggregate) -> list[Any]:
-    """Label values other than 0, 1 and NULL that the aggregate rows contain."""
-    bad = {
-        label
-        for (_, _, _, label, _) in aggregate.cells
-        if label is not None and not (_is_number(label) and label in (0, 1))
-    }
-    return sorted(bad, key=repr)
-
-
-def check_raw_keys(request: CollectRequest, aggregate: Aggregate) -> tuple[int, list[Any]]:
-    """Rows whose raw (unbinned) value is NULL, and values that are not numbers."""
-    raw = {v.name for v in request.variables if v.binning is None}
-    nulls, bad = 0, set()
-    for (_, variable, _, _, key), (n, _) in aggregate.cells.items():
-        if variable not in raw:
-            continue
-        if key is None:
-            nulls += int(n)
-        elif not _is_number(key):
-            bad.add(key)
-    return nulls, sorted(bad, key=repr)
-
-
-def missing_in_bins(request: CollectRequest, aggregate: Aggregate, column: str) -> int:
-    """Rows in the missing bin of any binned variable read from ``column`` (one variable's
-    count: every variable of a column sees the same rows)."""
-    binned = [
-        v
-        for v in request.variables
-        if v.column == column and v.binning is not None and v.crossed is None
-    ]
-    if not binned:
-        return 0
-    first = binned[0]
-    assert first.binning is not None
-    missing = first.binning.missing_index
-    return sum(
-        int(n)
-        for (_, variable, _, _, key), (n, _) in aggregate.cells.items()
-        if variable == first.name and key == missing
-    )
-
-
-def _is_number(value: Any) -> bool:
-    if type(value) in (int, float):  # nearly every value; the ABC check below is slow
-        return True
-    return isinstance(value, (numbers.Number, np.number)) and not isinstance(value, complex)

@@ -121,6 +121,7 @@ from riskmon.metrics._stability import (
     psi_critical_value,
     psi_noise_p,
 )
+from riskmon.metrics._target_sums import TARGET_MOMENTS, WEIGHTED_TARGET_MOMENTS, TargetTable
 from riskmon.metrics._woe import (
     IVResult,
     information_value,
@@ -135,8 +136,10 @@ __all__ = [
     "MISSING_LABEL",
     "OTHER_LABEL",
     "PD_SUMS",
+    "TARGET_MOMENTS",
     "UNSEEN_LABEL",
     "WEIGHTED_PD_SUMS",
+    "WEIGHTED_TARGET_MOMENTS",
     "AUCResult",
     "AUCTestResult",
     "Binning",
@@ -160,6 +163,7 @@ __all__ = [
     "PSIResult",
     "PdTable",
     "SpiegelhalterResult",
+    "TargetTable",
     "auc_test",
     "auc_test_from_counts",
     "average_confusion_metrics",

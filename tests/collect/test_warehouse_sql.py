@@ -303,3 +303,54 @@ def test_a_pinned_delta_table_is_read_as_of_its_version(
         tree = sqlglot.parse_one(_NAMED.sub("?", sql), read=glot)
         (version,) = list(tree.find_all(exp.Version))
         assert version.sql(dialect=glot).upper().endswith(clause.split(" AS OF ")[1].upper())
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_the_moments_of_a_continuous_target_compile_for_every_shape(target: str) -> None:
+    """A request summing a continuous target's moments (and PD sums, at once) compiles, in every
+    shape the target's profile may use, to statements that parse and bind every value."""
+    from sqlalchemy import Date, Double, Integer, String
+    from sqlalchemy import column as sql_column
+    from sqlalchemy import table as sql_table
+
+    from riskmon.collect import pushdown
+    from riskmon.collect.tables import PdSource
+
+    from .test_collect import request
+
+    dialect_name, package, glot, url = TARGETS[target]
+    pytest.importorskip(package, reason=f"the {target} dialect is not installed")
+    profile = engines.profile_for(dialect_name)
+    types = {"score_date": Date(), "region": String(), "channel": String(), "bad": Integer()}
+    names = ["loan_id", "score_date", "pd_score", "bad", "income", "region", "grade", "channel"]
+    names += ["exposure", "lgd"]
+    loans = sql_table("loans", *(sql_column(n, types.get(n, Double())) for n in names))
+    base = request(weighted=True)
+    variables = [
+        v if v.binning is None else dataclasses.replace(v, moments=True, sums=v.name == "score")
+        for v in base.variables
+    ]
+    req = dataclasses.replace(
+        base, variables=variables, target="lgd", score="pd_score", pd=PdSource("pd_score")
+    )
+    dialect = registry.load(dialect_name)(paramstyle="named")
+    positional = url is not None and create_engine(url).dialect.positional
+    shapes = [s for s in pushdown.SHAPES if s != "grouping_sets" or profile.grouping_sets]
+    for shape in shapes:
+        summing = 0  # statements of the shape whose rows carry the moments
+        for statement in pushdown.statements(loans, req, shape, profile):
+            select_ = statement.select
+            summing += statement.sums.moments
+            if profile.group_by_position:
+                select_ = group_by_position(select_)
+            compiled = select_.compile(dialect=dialect, compile_kwargs={"render_postcompile": True})
+            sql = str(compiled)
+            assert ("m_wsy" in sql) is statement.sums.moments, sql
+            tree = sqlglot.parse_one(_NAMED.sub("?", sql), read=glot)
+            assert list(_functions(tree)) == [], sql
+            assert _literals(tree) == [], sql
+            assert len(list(tree.find_all(exp.Placeholder))) >= len(compiled.params) > 0, sql
+            if positional:
+                for group in tree.find_all(exp.Group):
+                    assert not list(group.find_all(exp.Placeholder)), sql
+        assert summing > 0, shape

@@ -1,0 +1,93 @@
+"""A continuous target's moments per cell, summed by the database and by the streaming reader.
+
+The moments (:data:`~riskmon.metrics.TARGET_MOMENTS`, and with a weight column
+:data:`~riskmon.metrics.WEIGHTED_TARGET_MOMENTS`) are taken over the loans whose target y is
+realised (not NULL), against the prediction ŝ (the request's score): n_y, Σy, Σy², Σŝ, Σŝ²,
+Σŝ·y, then Σw, Σw·y, Σw·y², Σw·ŝ, Σw·ŝ², Σw·ŝ·y, Σw². Both ways of summing them live here, side
+by side, so that they read the same rows the same way: a NULL target makes the row add nothing
+(it still counts in the cell's rows), and a NULL prediction adds nothing to its sums.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from sqlalchemy import ColumnElement, Double, case, cast, func, null
+
+from riskmon.collect.tables import ColumnDataError
+from riskmon.metrics import TARGET_MOMENTS, WEIGHTED_TARGET_MOMENTS
+
+#: how many offending values an error quotes
+_QUOTED = 5
+
+
+def moment_names(*, weighted: bool) -> list[str]:
+    """The moments' column names in a statement's rows, in :data:`TARGET_MOMENTS` order (then
+    :data:`WEIGHTED_TARGET_MOMENTS`'), prefixed apart from the counts and the PD sums."""
+    names = [*TARGET_MOMENTS, *(WEIGHTED_TARGET_MOMENTS if weighted else ())]
+    return [f"m_{name}" for name in names]
+
+
+def moment_measures(
+    target: ColumnElement[Any],
+    prediction: ColumnElement[Any],
+    weight: ColumnElement[Any] | None,
+    *,
+    summed: bool,
+) -> list[ColumnElement[Any]]:
+    """The moments of a cell as aggregates over its rows (``target`` and ``prediction`` as
+    doubles); NULLs where ``summed`` is false (a statement whose rows are not summed, in a
+    ``UNION ALL`` with one whose rows are)."""
+    names = moment_names(weighted=weight is not None)
+    if not summed:
+        return [cast(null(), Double).label(name) for name in names]
+    y, s = target, prediction
+    realised = y.is_not(None)
+
+    def when_realised(value: ColumnElement[Any]) -> ColumnElement[Any]:
+        return case((realised, value))  # NULL, which SUM skips, where y is NULL
+
+    out: list[ColumnElement[Any]] = [func.count(y), func.sum(y), func.sum(y * y)]
+    out += [func.sum(when_realised(s)), func.sum(when_realised(s * s)), func.sum(s * y)]
+    if weight is not None:
+        w = weight
+        out += [func.sum(when_realised(w)), func.sum(w * y), func.sum(w * y * y)]
+        out += [func.sum(when_realised(w * s)), func.sum(when_realised(w * s * s))]
+        out += [func.sum(w * s * y), func.sum(when_realised(w * w))]
+    return [expression.label(name) for expression, name in zip(out, names, strict=True)]
+
+
+def numeric_target(values: npt.NDArray[Any], column: str) -> tuple[int, npt.NDArray[np.float64]]:
+    """How many of a chunk's target values are NaN or infinite (not NULL), and the values as
+    doubles (NaN where NULL); a :class:`~riskmon.collect.tables.ColumnDataError` naming
+    ``column`` where one is text."""
+    text = [v for v in values.tolist() if isinstance(v, (str, bytes))]
+    if text:
+        raise ColumnDataError(
+            column,
+            f"Expected numeric target values, got {text[:_QUOTED]!r} ({len(text)} row(s) with "
+            "text)",
+        )
+    numbers = np.asarray(pd.to_numeric(pd.Series(values), errors="coerce"), dtype=np.float64)
+    given = np.fromiter((v is not None for v in values.tolist()), bool, len(values))
+    return int((given & ~np.isfinite(numbers)).sum()), numbers
+
+
+def moment_terms(
+    target: npt.NDArray[np.float64],
+    prediction: npt.NDArray[np.float64],
+    weights: npt.NDArray[np.float64] | None,
+) -> list[npt.NDArray[np.float64]]:
+    """What each loan adds to each moment (:func:`moment_names`' order): nothing where its
+    target is NULL (NaN), nothing to the prediction's sums where the prediction is NULL."""
+    realised = ~np.isnan(target)
+    y = np.where(realised, target, 0.0)
+    s = np.where(realised, np.nan_to_num(prediction, nan=0.0), 0.0)
+    terms = [realised.astype(np.float64), y, y * y, s, s * s, s * y]
+    if weights is not None:
+        w = np.where(realised, weights, 0.0)
+        terms += [w, w * y, w * y * y, w * s, w * s * s, w * s * y, w * w]
+    return terms
