@@ -11,7 +11,7 @@ from riskmon.baseline._bins import FrozenBins
 from riskmon.collect import ALL, CollectedTables, MigrationTables
 from riskmon.config import ModelConfig
 from riskmon.figures import BaselineView
-from riskmon.metrics import Binning, CountTable, PdTable, score_grid_table
+from riskmon.metrics import Binning, CountTable, PdTable, TargetTable, score_grid_table
 from riskmon.plan import DateWindow
 from riskmon.records import GRADE, SCORE, SCORE_RANKING, Exclusions, FigureRecord, LevelCensus
 
@@ -69,6 +69,11 @@ class CollectedRun:
             return None
         variable = GRADE if self.model.calibration.grades is not None else SCORE
         return self.collected.pd_tables.get((population, variable, segment))
+
+    def target_table(
+        self, population: str, variable: str, segment: str = ALL
+    ) -> TargetTable | None:
+        return self.collected.target_tables.get((population, variable, segment))
 
     @property
     def pd_problem(self) -> str | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from riskmon.config import ModelConfig
-from riskmon.metrics import Binning, CountTable, PdTable
+from riskmon.metrics import Binning, CountTable, PdTable, TargetTable
 from riskmon.plan import DateWindow
 from riskmon.records import (
     ALL,
@@ -51,6 +51,13 @@ class RunTables(Protocol):
 
     def pd_table(self, population: str, segment: str = ALL) -> PdTable | None:
         """The PD sums of a population's grades, None when the model has no PD."""
+        ...
+
+    def target_table(
+        self, population: str, variable: str, segment: str = ALL
+    ) -> TargetTable | None:
+        """A continuous target's moments in a variable's bins (``Variable(moments=True)``),
+        None when the run read no target."""
         ...
 
     @property

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import create_engine, text
 
+from riskmon.baseline import CollectedRun
 from riskmon.collect import Source, collect
 from riskmon.collect.tables import CollectRequest, PdSource, Variable
 from riskmon.errors import SourceError
@@ -205,6 +206,16 @@ def test_four_loans_by_hand(database: tuple[str, str]) -> None:
             ]
             assert not empty.n.any()
             assert empty.mean_realised() == [None] * len(empty.labels)
+
+    # a family reads them through the run's tables, as it reads PD sums
+    with Source(model_config(url, weighted=True)) as source:
+        collected = collect(source, req)
+    model = model_config(url, weighted=True)
+    run = CollectedRun(model, collected, None, None)  # type: ignore[arg-type]
+    moments = run.target_table("current", "region")
+    assert moments is not None
+    assert list(moments.y[:2]) == pytest.approx(by_hand["y"])
+    assert run.target_table("current", "income") is None  # no moments asked of it
 
 
 def test_no_target_realised(database: tuple[str, str]) -> None:
