@@ -1,4 +1,5 @@
-"""Shared fixtures: throw-away metric stores on SQLite and, when configured, PostgreSQL."""
+"""Shared fixtures: throw-away metric stores on SQLite and, when configured, PostgreSQL; and
+the Hypothesis profile."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import settings
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 
@@ -28,6 +30,16 @@ MARIADB_ENV = "RISKMON_TEST_MARIADB_URL"
 #: "local": the Spark tests start a Spark Thrift server on 127.0.0.1 (set by .ci/run)
 SPARK_ENV = "RISKMON_TEST_SPARK"
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# Every Hypothesis test runs this profile: the number of examples of a test that names none
+# (Hypothesis' own default, 100), drawn the same way on every run (derandomize: a failure seen
+# in CI is the one seen on any machine), with no per-example time limit (the tests run beside
+# each other on a shared machine, and how long an example takes is not what they check). A
+# test that names its own max_examples keeps it.
+settings.register_profile(
+    "riskmon", max_examples=100, derandomize=True, deadline=None, database=None, print_blob=True
+)
+settings.load_profile("riskmon")
 
 
 @pytest.fixture
