@@ -1,10 +1,11 @@
-"""Shared fixtures: throw-away metric stores on SQLite and, when configured, PostgreSQL; and
-the Hypothesis profile."""
+"""Shared fixtures: throw-away metric stores on SQLite and, when configured, PostgreSQL; the
+Hypothesis profile; and the time each test directory took, printed at the end."""
 
 from __future__ import annotations
 
 import os
 import uuid
+from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -149,3 +150,31 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     result = CliRunner().invoke(cli, ["demo", "--dir", str(folder)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return folder, result.stdout
+
+
+def _directory(nodeid: str) -> str:
+    """``tests/collect`` of ``tests/collect/test_source.py::test_x[a/b]``."""
+    path = nodeid.split("::", 1)[0]
+    return path.rsplit("/", 1)[0] if "/" in path else "."
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The seconds each test directory took: its tests' setup, call and teardown, summed (over
+    the workers, under pytest-xdist: the reports the controller received from them)."""
+    seconds: dict[str, float] = defaultdict(float)
+    tests: dict[str, set[str]] = defaultdict(set)
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if getattr(report, "when", None) not in ("setup", "call", "teardown"):
+                continue
+            directory = _directory(report.nodeid)
+            seconds[directory] += float(getattr(report, "duration", 0.0))
+            tests[directory].add(report.nodeid)
+    if not seconds:
+        return
+    terminalreporter.write_sep("=", "seconds per test directory (setup + call + teardown)")
+    for directory, total in sorted(seconds.items(), key=lambda item: -item[1]):
+        terminalreporter.write_line(
+            f"{total:9.1f} s  {len(tests[directory]):5d} tests  {directory}"
+        )
+    terminalreporter.write_line(f"{sum(seconds.values()):9.1f} s  in all")
