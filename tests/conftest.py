@@ -1,8 +1,10 @@
 """Shared fixtures: throw-away metric stores on SQLite and, when configured, PostgreSQL; the
-Hypothesis profile; and the time each test directory took, printed at the end."""
+demo and the Spark server, each made once per test session however many pytest-xdist workers
+run; the Hypothesis profile; and the time each test directory took, printed at the end."""
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from collections import defaultdict
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from filelock import FileLock
 from hypothesis import settings
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
@@ -41,6 +44,22 @@ settings.register_profile(
     "riskmon", max_examples=100, derandomize=True, deadline=None, database=None, print_blob=True
 )
 settings.load_profile("riskmon")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The tests that read the demo are slow: ``-m "not slow"`` does not build it. The modules
+    holding a slow or a Spark test run first, each module's tests together and in their order:
+    under ``--dist loadscope --no-loadscope-reorder`` (pyproject.toml) a module runs on one
+    worker, in this order, so that none of the long modules starts last."""
+    for item in items:
+        if "demo" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+    long_modules = {
+        item.nodeid.split("::", 1)[0]
+        for item in items
+        if item.get_closest_marker("slow") or item.get_closest_marker("spark")
+    }
+    items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in long_modules)
 
 
 @pytest.fixture
@@ -143,13 +162,30 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[s
         yield "postgresql", str(request.getfixturevalue("postgres_url"))
 
 
-@pytest.fixture(scope="session")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """The demo, built once per test session: its folder and what `riskmon demo` printed."""
+def _build_demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     folder = tmp_path_factory.mktemp("demo") / "riskmon-demo"
     result = CliRunner().invoke(cli, ["demo", "--dir", str(folder)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return folder, result.stdout
+
+
+@pytest.fixture(scope="session")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The demo, built once per test session: its folder and what `riskmon demo` printed.
+
+    Under pytest-xdist the first worker to ask builds it, holding a lock in the folder all the
+    workers' temporary folders share, and records where; the others wait, then read the same
+    folder. The tests only read it."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return _build_demo(tmp_path_factory)
+    shared = tmp_path_factory.getbasetemp().parent
+    built = shared / "demo.json"
+    with FileLock(str(shared / "demo.lock")):
+        if not built.is_file():
+            folder, printed = _build_demo(tmp_path_factory)
+            built.write_text(json.dumps({"folder": str(folder), "printed": printed}))
+    recorded = json.loads(built.read_text())
+    return Path(recorded["folder"]), str(recorded["printed"])
 
 
 def _directory(nodeid: str) -> str:
