@@ -1,15 +1,21 @@
-"""Shared fixtures: throw-away metric stores on SQLite and, when configured, PostgreSQL."""
+"""Shared fixtures: throw-away metric stores on SQLite and, when configured, PostgreSQL; the
+demo and the Spark server, each made once per test session however many pytest-xdist workers
+run; the Hypothesis profile; and the time each test directory took, printed at the end."""
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
+from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from filelock import FileLock
+from hypothesis import settings
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 
@@ -28,6 +34,32 @@ MARIADB_ENV = "RISKMON_TEST_MARIADB_URL"
 #: "local": the Spark tests start a Spark Thrift server on 127.0.0.1 (set by .ci/run)
 SPARK_ENV = "RISKMON_TEST_SPARK"
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# Every Hypothesis test runs this profile: the number of examples of a test that names none
+# (Hypothesis' own default, 100), drawn the same way on every run (derandomize: a failure seen
+# in CI is the one seen on any machine), with no per-example time limit (the tests run beside
+# each other on a shared machine, and how long an example takes is not what they check). A
+# test that names its own max_examples keeps it.
+settings.register_profile(
+    "riskmon", max_examples=100, derandomize=True, deadline=None, database=None, print_blob=True
+)
+settings.load_profile("riskmon")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The tests that read the demo are slow: ``-m "not slow"`` does not build it. The modules
+    holding a slow or a Spark test run first, each module's tests together and in their order:
+    under ``--dist loadscope --no-loadscope-reorder`` (pyproject.toml) a module runs on one
+    worker, in this order, so that none of the long modules starts last."""
+    for item in items:
+        if "demo" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+    long_modules = {
+        item.nodeid.split("::", 1)[0]
+        for item in items
+        if item.get_closest_marker("slow") or item.get_closest_marker("spark")
+    }
+    items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in long_modules)
 
 
 @pytest.fixture
@@ -130,10 +162,55 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[s
         yield "postgresql", str(request.getfixturevalue("postgres_url"))
 
 
-@pytest.fixture(scope="session")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """The demo, built once per test session: its folder and what `riskmon demo` printed."""
+def _build_demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     folder = tmp_path_factory.mktemp("demo") / "riskmon-demo"
     result = CliRunner().invoke(cli, ["demo", "--dir", str(folder)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return folder, result.stdout
+
+
+@pytest.fixture(scope="session")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The demo, built once per test session: its folder and what `riskmon demo` printed.
+
+    Under pytest-xdist the first worker to ask builds it, holding a lock in the folder all the
+    workers' temporary folders share, and records where; the others wait, then read the same
+    folder. The tests only read it."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return _build_demo(tmp_path_factory)
+    shared = tmp_path_factory.getbasetemp().parent
+    built = shared / "demo.json"
+    with FileLock(str(shared / "demo.lock")):
+        if not built.is_file():
+            folder, printed = _build_demo(tmp_path_factory)
+            built.write_text(json.dumps({"folder": str(folder), "printed": printed}))
+    recorded = json.loads(built.read_text())
+    return Path(recorded["folder"]), str(recorded["printed"])
+
+
+def _directory(nodeid: str) -> str:
+    """``tests/collect`` of ``tests/collect/test_source.py::test_x[a/b]``."""
+    path = nodeid.split("::", 1)[0]
+    return path.rsplit("/", 1)[0] if "/" in path else "."
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The seconds each test directory took: its tests' setup, call and teardown, summed (over
+    the workers, under pytest-xdist: the reports the controller received from them)."""
+    seconds: dict[str, float] = defaultdict(float)
+    tests: dict[str, set[str]] = defaultdict(set)
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if getattr(report, "when", None) not in ("setup", "call", "teardown"):
+                continue
+            directory = _directory(report.nodeid)
+            seconds[directory] += float(getattr(report, "duration", 0.0))
+            tests[directory].add(report.nodeid)
+    if not seconds:
+        return
+    terminalreporter.write_sep("=", "seconds per test directory (setup + call + teardown)")
+    for directory, total in sorted(seconds.items(), key=lambda item: -item[1]):
+        terminalreporter.write_line(
+            f"{total:9.1f} s  {len(tests[directory]):5d} tests  {directory}"
+        )
+    terminalreporter.write_line(f"{sum(seconds.values()):9.1f} s  in all")

@@ -86,7 +86,8 @@ def test_a_missing_sqlite_source_fails_the_run_and_creates_nothing(
 
 
 def _terminate_collect_queries(engine: Engine) -> int:
-    """Kill the slow source's backends that run a count-table query; how many were killed."""
+    """Kill the slow source's backends that run a count-table query; how many were killed.
+    Only this test's database's: tests running beside it on the same server have their own."""
     # pg_stat_activity keeps the first kilobyte of a query: the count-table queries of collect
     # are those that select a population column
     with engine.connect() as connection:
@@ -95,7 +96,7 @@ def _terminate_collect_queries(engine: Engine) -> int:
                 text(
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                     "WHERE application_name = :name AND state = 'active' "
-                    "AND query LIKE '%population%'"
+                    "AND datname = current_database() AND query LIKE '%population%'"
                 ),
                 {"name": SLOW_APPLICATION},
             ).all()

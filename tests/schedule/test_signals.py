@@ -21,6 +21,10 @@ from ..run.sources import MODEL, config_of, slow_model, wait_for, write_config
 SCRIPT = Path(__file__).with_name("riskmon_schedule.py")
 #: upper bound on how long the command may take to exit once told to
 EXIT_TIMEOUT = 60
+#: seconds each source query of a scheduled run sleeps (a run makes about six): long enough
+#: that the signals a test sends while the run is in progress reach it before it ends, also on
+#: a machine busy with the other tests' workers (0.4 s, the slow source's default, was not)
+QUERY_SECONDS = 1.5
 
 pytestmark = pytest.mark.postgres
 
@@ -46,7 +50,7 @@ def start_scheduler(tmp_path: Path, postgres_url: str) -> Iterator[object]:
 
     def start(schedule: str, **scheduler: object) -> Scheduler:
         path = tmp_path / "riskmon.yaml"
-        model = slow_model(postgres_url, schedule=schedule)
+        model = slow_model(postgres_url, QUERY_SECONDS, schedule=schedule)
         write_config(path, config_of(postgres_url, [model], **scheduler))
         out, err = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
         with out.open("wb") as stdout, err.open("wb") as stderr:
