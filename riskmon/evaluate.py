@@ -46,6 +46,10 @@ def _too_small(judge: Judge, segment: str, population: str) -> str | None:
     )
 
 
+#: a level no rule would declare, to see whether a rule reads its levels from thresholds.rules
+_PROBE = -7.25e-301
+
+
 def check_rule_levels(model: ModelConfig, rules: Sequence[Rule]) -> None:
     """Refuse ``thresholds.rules`` entries that name no rule of the model, or a rule whose
     levels have a key of their own (``thresholds.psi``): they would be silently ignored."""
@@ -55,8 +59,11 @@ def check_rule_levels(model: ModelConfig, rules: Sequence[Rule]) -> None:
         rule = by_name.get(name)
         if rule is None:
             raise ConfigError(f"{where}: no rule named {name!r} (known: {', '.join(by_name)})")
-        used = rule.levels(model.thresholds)
-        if any(used.get(level) != value for level, value in levels.items()):
+        # a probe value in every level set: the rule reads thresholds.rules when it shows
+        probe = dict.fromkeys(levels, _PROBE)
+        probed = model.thresholds.model_copy(update={"rules": {name: probe}})
+        used = rule.levels(probed)
+        if any(used.get(level) != _PROBE for level in levels):
             raise ConfigError(
                 f"{where}.{name}: rule {name!r} takes its levels from a key of its own under "
                 f"thresholds (see the README), not from thresholds.rules"
@@ -89,7 +96,6 @@ def evaluate(
         expected_n_current=expected_n_current,
     )
     rules = CATALOG.for_kind(model.kind).rules
-    check_rule_levels(model, rules)
     for segment in judge.figures.segments():
         for rule in rules:
             if rule.scope != "segment":

@@ -22,7 +22,7 @@ from riskmon.baseline import CollectedRun, FrozenBins, RunBaseline, for_run
 from riskmon.collect import ALL, CollectedTables, Source, Strategy, collect
 from riskmon.config import ModelConfig, RiskmonConfig, model_fingerprint
 from riskmon.errors import RiskmonError
-from riskmon.evaluate import AlertKey, evaluate, key_of, red_by_levels
+from riskmon.evaluate import AlertKey, check_rule_levels, evaluate, key_of, red_by_levels
 from riskmon.figures import CATALOG, FrozenBaseline
 from riskmon.notify import notify_run
 from riskmon.outcome import RunOutcome
@@ -132,6 +132,8 @@ def run_model(
     try:
         log.info("%s as of %s: run %s started", model.name, as_of, run_id)
         plan = plan_run(model, as_of)
+        # a level thresholds.rules would not set fails the run before it reads a loan
+        check_rule_levels(model, CATALOG.for_kind(model.kind).rules)
         record = _plan_record(model, plan)
         # the heartbeat lasts until the results are committed, so the claim never looks stale
         with _heartbeat(store, run_id, owner, heartbeat_seconds):

@@ -35,15 +35,18 @@ MARIADB_ENV = "RISKMON_TEST_MARIADB_URL"
 SPARK_ENV = "RISKMON_TEST_SPARK"
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
-# Every Hypothesis test runs this profile: the number of examples of a test that names none
-# (Hypothesis' own default, 100), drawn the same way on every run (derandomize: a failure seen
-# in CI is the one seen on any machine), with no per-example time limit (the tests run beside
-# each other on a shared machine, and how long an example takes is not what they check). A
-# test that names its own max_examples keeps it.
+# Every Hypothesis test runs one of these profiles: the number of examples of a test that names
+# none (Hypothesis' own default, 100), with no per-example time limit (the tests run beside each
+# other on a shared machine, and how long an example takes is not what they check). A test that
+# names its own max_examples keeps it. On a developer's machine the examples are drawn afresh
+# each run (and a failing one is kept and replayed), so that new ones keep being tried; in CI
+# (CI=true, as .ci/run runs) they are drawn the same way every run, so that a failure seen there
+# is the one seen on any machine.
+settings.register_profile("riskmon", max_examples=100, deadline=None, print_blob=True)
 settings.register_profile(
-    "riskmon", max_examples=100, derandomize=True, deadline=None, database=None, print_blob=True
+    "riskmon-ci", max_examples=100, deadline=None, print_blob=True, derandomize=True, database=None
 )
-settings.load_profile("riskmon")
+settings.load_profile("riskmon-ci" if os.environ.get("CI") == "true" else "riskmon")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -131,6 +132,19 @@ class Thresholds(_Strict):
                 f"thresholds.rules.{rule}: unknown level(s) {unknown} (known: {sorted(defaults)})"
             )
         return defaults | self.rules.get(rule, {})
+
+    @field_validator("rules")
+    @classmethod
+    def _finite_levels(cls, value: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+        bad = [
+            f"{r}.{k}"
+            for r, levels in value.items()
+            for k, v in levels.items()
+            if not math.isfinite(v)
+        ]
+        if bad:
+            raise ValueError(f"expected finite levels, got {', '.join(bad)} not finite")
+        return value
 
     @field_validator("ks")
     @classmethod

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -49,11 +50,21 @@ from riskmon.figures._views import (
     RunView,
 )
 from riskmon.records import BASELINE, BinRecord, FigureRecord
+from riskmon.shipped import shipped_folder
 
 
 class CatalogError(Exception):
     """Two families declare the same figure or rule, or a rule compares against a baseline
     figure that no family freezes."""
+
+
+#: the report's own sections, which no family declares: the anchors a family's section may not
+#: take, and the order of the segments table among the families' sections
+REPORT_ANCHORS = frozenset({"run-header", "summary", "segments", "appendix"})
+SEGMENTS_ORDER = 60
+
+#: one change of the catalog at a time (the scheduler's jobs load families from their threads)
+_CHANGING = threading.Lock()
 
 
 @dataclass
@@ -68,13 +79,19 @@ class Catalog:
 
     def register(self, family: Family) -> None:
         """Add ``family`` (one kept outside riskmon) to the catalog: every run, report and
-        ``riskmon history`` of this process then goes through it. A CatalogError, and the
-        catalog unchanged, when it declares what a family of the catalog already does."""
-        self.families = Catalog((*self.families, family)).families
+        ``riskmon history`` of this process then goes through it; nothing when it is in it
+        already. A CatalogError, and the catalog unchanged, when it declares what a family of
+        the catalog already does."""
+        with _CHANGING:
+            if not any(f is family for f in self.families):
+                self.families = Catalog((*self.families, family)).families
 
     def unregister(self, name: str) -> None:
-        """Take the family called ``name`` out of the catalog (nothing when it is not in it)."""
-        self.families = tuple(f for f in self.families if f.name != name)
+        """Take the family called ``name`` out of the catalog (nothing when it is not in it).
+        A CatalogError, and the catalog unchanged, when a rule of another family compares
+        against a baseline figure only it freezes."""
+        with _CHANGING:
+            self.families = Catalog(tuple(f for f in self.families if f.name != name)).families
 
     @contextmanager
     def registered(self, family: Family) -> Iterator[Family]:
@@ -98,9 +115,32 @@ class Catalog:
         twice += _twice("report section order", (s.order for s in self.sections))
         twice += _twice("summary line order", (h.order for h in self.headlines))
         twice += _twice("history column order", (c.order for c in self.history))
+        twice += _twice("report section template", (s.template for s in self.sections))
         if twice:
             raise CatalogError(f"declared by more than one figure family: {', '.join(twice)}")
+        self._check_report()
         self._check_frozen()
+
+    def _check_report(self) -> None:
+        """No section takes an anchor or the order of one of the report's own, and a family
+        kept outside riskmon names no partial of riskmon's own (it would render that one)."""
+        taken = [f"anchor {s.anchor!r}" for s in self.sections if s.anchor in REPORT_ANCHORS]
+        taken += [f"order {s.order}" for s in self.sections if s.order == SEGMENTS_ORDER]
+        if taken:
+            raise CatalogError(f"a report section takes the report's own {', '.join(taken)}")
+        own = shipped_folder("templates")
+        shadowed = [
+            f"{family.name!r}: {s.template!r}"
+            for family in self.families
+            if family.templates is not None
+            for s in family.sections
+            if (own / s.template).is_file()
+        ]
+        if shadowed:
+            raise CatalogError(
+                f"a family's section partial has the name of one of riskmon's own templates "
+                f"({', '.join(shadowed)}): name it after the family"
+            )
 
     def _check_frozen(self) -> None:
         """Every baseline figure a family declares is frozen by it, and every one a rule
@@ -124,8 +164,12 @@ class Catalog:
                         )
 
     def for_kind(self, kind: ModelKind) -> Catalog:
-        """The families that apply to a model of ``kind``, in their order."""
-        return Catalog(tuple(f for f in self.families if kind in f.kinds))
+        """The families that apply to a model of ``kind``, in their order (checked as part of
+        the whole catalog: a rule may compare against a figure a family of another kind
+        freezes)."""
+        chosen = object.__new__(Catalog)
+        chosen.families = tuple(f for f in self.families if kind in f.kinds)
+        return chosen
 
     def compute(self, tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
         """Every figure and bin of a run, family by family (the families of its model's kind)."""
@@ -241,8 +285,6 @@ def load_families(modules: Sequence[str]) -> None:
             raise ConfigError(f"{where}: cannot import {name!r}: {exc}") from None
         if not isinstance(family, Family):
             raise ConfigError(f"{where}: module {name!r} defines no FAMILY (a Family)")
-        if any(f is family for f in CATALOG):
-            continue
         try:
             CATALOG.register(family)
         except CatalogError as exc:
@@ -265,6 +307,8 @@ CATALOG = Catalog(_families())
 
 __all__ = [
     "CATALOG",
+    "REPORT_ANCHORS",
+    "SEGMENTS_ORDER",
     "Alerts",
     "BaselineView",
     "Bins",

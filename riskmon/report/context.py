@@ -21,7 +21,7 @@ from urllib.parse import quote
 
 from riskmon.config import ModelConfig
 from riskmon.errors import EXIT_USAGE, RiskmonError
-from riskmon.figures import CATALOG, Alerts, Bins, CatalogError, FrozenBaseline, RunView
+from riskmon.figures import CATALOG, SEGMENTS_ORDER, Alerts, Bins, FrozenBaseline, RunView
 from riskmon.records import ALL, CURRENT, PERFORMANCE, SCORE, AlertLike, Figures, Status, why
 from riskmon.report._header import History, header
 from riskmon.report._summary import appendix, segments, summary
@@ -117,24 +117,6 @@ def run_report_context(
         appendix=appendix(run, records, stored_baseline),
         nav=navigation(store, run),
     )
-
-
-#: the report's own sections, which no family declares: the anchors a family's section may
-#: not take, and the order of the segments table among the families' sections
-OWN_ANCHORS = frozenset({"run-header", "summary", "segments", "appendix"})
-SEGMENTS_ORDER = 60
-
-
-def _check_sections() -> None:
-    """Fail at import when a family's section takes an anchor or the order of one of the
-    report's own sections."""
-    taken = [f"anchor {s.anchor!r}" for s in CATALOG.sections if s.anchor in OWN_ANCHORS]
-    taken += [f"order {s.order}" for s in CATALOG.sections if s.order == SEGMENTS_ORDER]
-    if taken:
-        raise CatalogError(f"a report section takes the report's own {', '.join(taken)}")
-
-
-_check_sections()
 
 
 def page_sections(view: RunView, segments_table: SegmentsTable) -> tuple[PageSection, ...]:

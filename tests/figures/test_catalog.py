@@ -10,11 +10,13 @@ import pytest
 from riskmon.config import ModelKind, Thresholds
 from riskmon.figures import (
     CATALOG,
+    SEGMENTS_ORDER,
     Catalog,
     CatalogError,
     Family,
     FigureSpec,
     Rule,
+    Section,
     discrimination,
     stability,
     strength,
@@ -243,3 +245,83 @@ def test_every_baseline_figure_a_rule_reads_is_frozen_and_only_there() -> None:
         "migration_mwb_lower_exposure",
         "iv",
     ]
+
+
+#: riskmon's own families: the catalog finds each of them (a module renamed, or a FAMILY
+#: misspelt, would drop one silently)
+RISKMONS_FAMILIES = {
+    "discrimination",
+    "challenger",
+    "calibration",
+    "cutoff",
+    "rating",
+    "migration",
+    "stability",
+    "gains",
+    "strength",
+    "quality",
+}
+
+
+def test_every_family_of_riskmon_is_found() -> None:
+    assert {f.name for f in CATALOG} >= RISKMONS_FAMILIES
+
+
+def test_registering_the_same_family_twice_changes_nothing() -> None:
+    extra = _family_of(frozenset({"pd"}), "twice_figure", order=9998)
+    with CATALOG.registered(extra):
+        CATALOG.register(extra)  # a second load of the same module
+        assert [f.name for f in CATALOG].count("family_twice_figure") == 1
+    assert "family_twice_figure" not in {f.name for f in CATALOG}
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"anchor": "segments"}, "takes the report's own anchor 'segments'"),
+        ({"order": SEGMENTS_ORDER}, f"takes the report's own order {SEGMENTS_ORDER}"),
+        ({"template": "_macros.html"}, "the name of one of riskmon's own templates"),
+    ],
+)
+def test_a_registered_familys_section_may_not_take_the_reports_own(
+    change: dict[str, object], says: str
+) -> None:
+    section = Section("outside", "Outside", "outside", 9997, "_outside.html", lambda run: None)
+    family = dataclasses.replace(
+        _family_of(frozenset({"pd"}), "outside_figure", order=9997),
+        sections=(dataclasses.replace(section, **change),),
+        templates=shipped_folder("templates").parent,
+    )
+    before = CATALOG.families
+    with pytest.raises(CatalogError, match=says):
+        CATALOG.register(family)
+    assert CATALOG.families == before
+
+
+def _reading(figure: str, kinds: frozenset[ModelKind], order: int) -> Family:
+    """A family whose one rule compares against the baseline figure ``figure``."""
+    rule = Rule(
+        f"{figure}_reader",
+        "segment",
+        figure,
+        lambda t: {},
+        lambda levels: "",
+        _judge_nothing,
+        baseline=(figure,),
+    )
+    return dataclasses.replace(_family_of(kinds, f"{figure}_reader", order=order), rules=(rule,))
+
+
+def test_unregistering_a_family_whose_frozen_figure_a_rule_reads_is_refused() -> None:
+    with CATALOG.registered(_reading("iv", frozenset({"pd"}), 9995)):
+        with pytest.raises(CatalogError, match="compares against baseline figure 'iv'"):
+            CATALOG.unregister("strength")
+        assert "strength" in {f.name for f in CATALOG}
+
+
+def test_the_families_of_a_kind_are_not_checked_alone() -> None:
+    """A rule of one kind may compare against a figure a family of another kind freezes: the
+    whole catalog was checked, so choosing its families of a kind does not fail."""
+    reader = _reading("auc", frozenset({"lgd"}), 9996)
+    catalog = Catalog((*CATALOG.families, reader))
+    assert catalog.for_kind("lgd").families == (reader,)

@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from riskmon.cli import cli
 from riskmon.config import RiskmonConfig, StoreConfig
+from riskmon.errors import ConfigError
 from riskmon.figures import CATALOG
 from riskmon.plan import plan_run
 from riskmon.records import BASELINE, CURRENT
@@ -75,6 +76,7 @@ def test_an_example_family_is_frozen_run_judged_reported_and_listed(
     assert baseline is not None
     frozen = {(f.name, f.population, f.segment): f.value for f in baseline.figures}
     assert frozen[("score_mean", BASELINE, "")] == pytest.approx(base_mean, rel=1e-12)
+    assert frozen[("score_sd", BASELINE, "")] == pytest.approx(base_sd, rel=1e-12)
 
     # its rule judged every segment against the baseline, with its declared default level
     alerts = {a.segment: a for a in store.alerts(run.id) if a.rule == "score_shift"}
@@ -147,13 +149,23 @@ def test_a_family_that_cannot_be_loaded_is_a_configuration_error(
     assert says in result.output
 
 
+@pytest.mark.parametrize("amber", [0.2, 0.1])  # 0.1: psi's own default, refused all the same
 def test_a_level_for_a_rule_with_a_key_of_its_own_is_refused(
-    book: tuple[pd.DataFrame, str], store: MetricStore
+    book: tuple[pd.DataFrame, str], store: MetricStore, amber: float
 ) -> None:
     _, url = book
-    model = model_config(url, weighted=False, thresholds={"rules": {"psi": {"amber": 0.2}}})
+    model = model_config(url, weighted=False, thresholds={"rules": {"psi": {"amber": amber}}})
     outcome = run_model(model, AS_OF, store=store)
     assert not outcome.ok
     assert "thresholds.rules.psi: rule 'psi' takes its levels from a key of its own" in str(
         outcome.error
     )
+    run = store.run(model.name, AS_OF)
+    assert run is not None
+    assert store.figures(run.id) == []  # refused before anything was computed or stored
+
+
+def test_a_level_that_is_not_finite_is_refused(book: tuple[pd.DataFrame, str]) -> None:
+    _, url = book
+    with pytest.raises(ConfigError, match=r"expected finite levels, got score_shift.amber"):
+        model_config(url, thresholds={"rules": {"score_shift": {"amber": float("nan")}}})

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from riskmon.config import RiskmonConfig, StoreConfig
-from riskmon.figures import CATALOG
+from riskmon.figures import CATALOG, SEGMENTS_ORDER
 from riskmon.report import NoRunError, model_folder, render_index, render_run_report, report_path
-from riskmon.report.context import SEGMENTS_ORDER, run_report_context
+from riskmon.report.context import run_report_context
 from riskmon.store import MetricStore
 
 from .conftest import AS_OF
@@ -20,9 +20,23 @@ from .synthetic import store_history
 #: the sections this model (a challenger, a PD, no cut-off, no migrations) shows besides those
 #: every succeeded run shows; the rest of the page's order is the catalog's
 OPTIONAL_SHOWN = {"challenger", "calibration", "rating", "segments"}
+#: the sections every succeeded run shows
+ALWAYS_SHOWN = {"stability", "characteristics", "discrimination", "gains", "woe-iv", "data-quality"}
 OPTIONAL_LEFT_OUT = {"cutoff", "migration"}
 #: summary lines every PD model with a challenger shows (the rest of the summary is the catalog's)
-SUMMARY_ROWS = {"ks", "auc", "gini", "psi", "csi_max", "bad_rate", "mean_pd", "n_current"}
+SUMMARY_ROWS = {
+    "ks",
+    "auc",
+    "gini",
+    "psi",
+    "csi_max",
+    "bad_rate",
+    "mean_pd",
+    "top_decile_lift",
+    "lift_order_breaks",
+    "n_current",
+    "unmatured_share",
+}
 HOSTILE = "<script>alert(1)</script>"
 
 
@@ -54,7 +68,7 @@ def test_the_report_has_every_section_in_order(
     assert ids.index("segments") == 2 + sum(
         s.order < SEGMENTS_ORDER for s in CATALOG.sections if s.anchor in ids
     )
-    assert set(ids) >= OPTIONAL_SHOWN
+    assert set(ids) >= OPTIONAL_SHOWN | ALWAYS_SHOWN
     assert not OPTIONAL_LEFT_OUT & set(ids)
     # a section left out is one whose builder found nothing for this run
     context = run_report_context(
