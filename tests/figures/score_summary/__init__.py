@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from riskmon.config import Thresholds
 from riskmon.figures import (
     Family,
     FigureSpec,
@@ -25,7 +26,7 @@ from riskmon.figures import (
     RunView,
     Section,
 )
-from riskmon.records import BASELINE, CURRENT, DEVELOPMENT, SCORE, BinRecord, FigureRecord, Status
+from riskmon.records import BASELINE, CURRENT, SCORE, BinRecord, FigureRecord, Status
 
 RULE = "score_shift"
 #: the rule's default level: the mean moved by half a baseline standard deviation
@@ -58,11 +59,13 @@ def compute(tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
 
 
 def freeze(tables: RunTables) -> list[FigureRecord]:
-    return _figures(tables, BASELINE if tables.has(BASELINE, SCORE) else DEVELOPMENT, BASELINE)
+    """The baseline's mean and spread, over every loan of the development window."""
+    return _figures(tables, BASELINE, BASELINE)
 
 
-def levels(thresholds: object) -> dict[str, float]:
-    return thresholds.levels_of(RULE, dict(DEFAULT_LEVELS))  # type: ignore[attr-defined]
+def levels(thresholds: Thresholds) -> dict[str, float]:
+    """The rule's levels: its defaults, as ``thresholds.rules.score_shift`` may set them."""
+    return thresholds.levels_of(RULE, dict(DEFAULT_LEVELS))
 
 
 def judge(judge: Judge, segment: str) -> None:
