@@ -286,11 +286,13 @@ def test_a_target_nan_or_infinite_fails_naming_the_column(
     """A realised target must be a number: NaN or ±infinity (which PostgreSQL and DuckDB
     store) fails every strategy, as a PD outside [0, 1] does, instead of summing to NaN."""
     dialect, url = database
-    if dialect not in {"postgresql", "duckdb"}:
-        pytest.skip(f"{dialect} stores no NaN or infinite double")
+    if dialect == "mysql" or (dialect == "sqlite" and value == "nan"):
+        pytest.skip(f"{dialect} stores no {value} double (MariaDB none; SQLite no NaN)")
     frame = _with_target(loan_frame(seed=9, n=400, weighted=False), np.random.default_rng(9), 0.7)
     load(url, frame)
     update = f"UPDATE loans SET lgd = CAST('{value}' AS DOUBLE PRECISION) WHERE loan_id % 5 = 0"
+    if dialect == "sqlite":  # an overflowing literal is how SQLite writes an infinity
+        update = f"UPDATE loans SET lgd = {value.replace('inf', '9e999')} WHERE loan_id % 5 = 0"
     if dialect == "duckdb":
         import duckdb
 
