@@ -39,7 +39,7 @@ from riskmon.figures._family import (
 )
 from riskmon.figures._views import RunTables, RunView
 from riskmon.metrics import CountTable, confusion_figures, cost_optimal_cutoff_from_counts
-from riskmon.records import CURRENT, CUTOFF, PERFORMANCE, FigureRecord, Status
+from riskmon.records import ALL, CURRENT, CUTOFF, PERFORMANCE, FigureRecord, Status
 
 
 def _declined_bin(riskier: bool) -> int:
@@ -66,7 +66,17 @@ def _baseline(tables: RunTables, segment: str) -> tuple[float | None, float | No
     there are none."""
     base = tables.baseline
     frozen = base.binning(CUTOFF)
-    current = tables.table(PERFORMANCE, CUTOFF, segment).binning
+    # the cut-off as configured: the same bins in every population and segment, so any table
+    # read with it says (a segment may have no loan in the cohort, a new model no cohort)
+    current = next(
+        (
+            tables.table(population, CUTOFF, where).binning
+            for population in (PERFORMANCE, CURRENT)
+            for where in (segment, ALL)
+            if tables.has(population, CUTOFF, where)
+        ),
+        frozen,
+    )
     if frozen is None or frozen != current:
         return (
             None,

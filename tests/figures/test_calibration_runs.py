@@ -17,6 +17,7 @@ from riskmon.plan import plan_run
 from riskmon.records import PERFORMANCE, Status
 from riskmon.run import run_model
 
+from ..collect.loans import load, loan_frame, model_config
 from .books import book_model, fresh_store, write_loans
 
 D = dt.date
@@ -332,3 +333,23 @@ def test_exposure_weighted_figures_match_numpy_on_the_loans(
     )
     # the number-weighted figures stay number-weighted
     assert got["brier"].value == pytest.approx(np.mean((y - p) ** 2), rel=1e-9)
+
+
+def test_a_cutoff_with_segments_runs_when_the_cohort_has_no_loans(tmp_path: Path) -> None:
+    """Regression: a new model's first months, whose performance cohort is still empty, failed
+    with KeyError ('performance', 'score_cutoff', 'channel=branch'): the cut-off's bins were
+    read from the segment's cohort table."""
+    url = f"sqlite:///{tmp_path / 'loans.db'}"
+    load(url, loan_frame(seed=3, n=2000, weighted=False))
+    model = model_config(url, weighted=False, calibration={"cutoff": 0.2})  # cohort: 12 months
+    as_of = dt.date(2025, 3, 31)  # loans from 2024-12-15: none scored a year earlier
+    outcome = run_model(model, as_of, store=_store(tmp_path))
+    assert outcome.ok, outcome.error
+    figures = {(f.name, f.population, f.segment): f for f in outcome.figures}
+    segments = {s for (name, _, s) in figures if name == "approval_rate" and s}
+    assert segments >= {"channel=branch", "channel=web"}
+    for segment in ("", *segments):
+        now = figures[("approval_rate", "current", segment)]
+        assert now.value is not None  # the current population's approval rate is measured
+        cohort = figures.get(("accepted_bad_rate", PERFORMANCE, segment))
+        assert cohort is None or cohort.value is None  # no cohort: not available, never 0
