@@ -12,7 +12,7 @@ Segments: every segment column is reported on its own, as ``"column=value"`` (a 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -346,10 +346,7 @@ def _pd_tables(
     if request.pd is None:
         return {}
     out: dict[tuple[str, str, str], PdTable] = {}
-    keys = {(p, v, s) for p, v, s in summed} | {
-        (p.name, v.name, ALL) for p in request.populations for v in request.variables if v.sums
-    }
-    for population, variable, segment in keys:
+    for population, variable, segment in _cell_keys(request, summed, lambda v: v.sums):
         binning = request.variable(variable).binning
         assert binning is not None, "PD sums are collected on binned variables"
         out[(population, variable, segment)] = PdTable.from_cells(
@@ -371,10 +368,7 @@ def _target_tables(
     if request.target is None:
         return {}
     out: dict[tuple[str, str, str], TargetTable] = {}
-    keys = {(p, v, s) for p, v, s in moments} | {
-        (p.name, v.name, ALL) for p in request.populations for v in request.variables if v.moments
-    }
-    for population, variable, segment in keys:
+    for population, variable, segment in _cell_keys(request, moments, lambda v: v.moments):
         var = request.variable(variable)
         n_keys, binning = var.n_keys, var.binning
         assert n_keys is not None, "moments are summed on bins"
@@ -388,6 +382,17 @@ def _target_tables(
             binning=None if crossed else binning,
         )
     return out
+
+
+def _cell_keys(
+    request: CollectRequest,
+    cells: Mapping[tuple[str, str, str], Any],
+    asked: Callable[[Variable], bool],
+) -> set[tuple[str, str, str]]:
+    """Every key with summed cells, and each ``asked`` variable's whole population (empty)."""
+    return set(cells) | {
+        (p.name, v.name, ALL) for p in request.populations for v in request.variables if asked(v)
+    }
 
 
 def _label(value: Any) -> int:
