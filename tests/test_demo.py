@@ -133,6 +133,7 @@ def test_the_demo_reports_sections_in_their_pinned_order(
     ids = [s.attrs["id"] for s in page.iter("section")]
     assert ids == [
         "run-header",
+        "findings",
         "summary",
         "stability",
         "characteristics",
@@ -142,6 +143,7 @@ def test_the_demo_reports_sections_in_their_pinned_order(
         "woe-iv",
         "segments",
         "data-quality",
+        "run-details",
         "appendix",
     ]
     toc = [a.attrs["href"] for a in page.get("nav", class_="toc").iter("a")]

@@ -35,18 +35,19 @@ def trend_chart(
     guides: Sequence[tuple[float, str, str]] = (),
     digits: int = 3,
     y_floor: float | None = 0.0,
+    y_range: tuple[float, float] | None = None,
 ) -> Chart:
     """A figure over the as-of dates of its runs, with threshold ``guides`` drawn as
-    horizontal lines (value, css class, label). A run without a value breaks the line."""
+    horizontal lines (value, css class, label). A run without a value breaks the line. The
+    y axis fits the values, from ``y_floor``; or it is ``y_range`` exactly (a p-value's [0, 1],
+    whatever the values)."""
     left, top, right, bottom = _frame()
     known = [v for _, v in history if v is not None]
-    values = known + [g[0] for g in guides]
-    lo = min(values, default=0.0)
-    hi = max(values, default=1.0)
-    if y_floor is not None:
-        lo = min(lo, y_floor)
-    pad = (hi - lo) * 0.08 or 0.05
-    ticks = nice_ticks(lo if y_floor is not None and lo >= y_floor else lo - pad, hi + pad)
+    if y_range is not None:
+        ticks = nice_ticks(*y_range, count=6)
+        ticks = [t for t in ticks if y_range[0] <= t <= y_range[1]] or list(y_range)
+    else:
+        ticks = _fitted_ticks(known + [g[0] for g in guides], y_floor)
     y = _Scale(ticks[0], ticks[-1], bottom, top)
     dates = [d for d, _ in history]
     days = [d.toordinal() for d in dates]
@@ -88,6 +89,16 @@ def trend_chart(
         guides=_guides(guides, y),
         empty=None if known else "no value in any run yet",
     )
+
+
+def _fitted_ticks(values: Sequence[float], y_floor: float | None) -> list[float]:
+    """Ticks spanning ``values`` with a margin (and ``y_floor``, when it is below them)."""
+    lo = min(values, default=0.0)
+    hi = max(values, default=1.0)
+    if y_floor is not None:
+        lo = min(lo, y_floor)
+    pad = (hi - lo) * 0.08 or 0.05
+    return list(nice_ticks(lo if y_floor is not None and lo >= y_floor else lo - pad, hi + pad))
 
 
 def bar_chart(

@@ -68,7 +68,12 @@ class Calibration(_Strict):
     grades: Annotated[list[float], AfterValidator(_pd_edges)] | GradeColumn | None = None
     #: the AUC of the initial validation for the ECB AUC test (default: the baseline's)
     initial_auc: float | None = Field(default=None, gt=0, le=1)
-    #: its standard error (default: the baseline's DeLong standard error)
+    #: the ECB AUC test's standard error: "current", the ECB's, s = s_now (the initial AUC taken
+    #: as known); "both", a variant treating the initial AUC as an estimate too,
+    #: s = √(s_now² + s_init²)
+    auc_test_variance: Literal["current", "both"] = "current"
+    #: with auc_test_variance "both": the initial AUC's standard error (default: the baseline's
+    #: DeLong standard error)
     initial_auc_se: float | None = Field(default=None, gt=0)
     #: default correlation for the correlation-adjusted binomial test (Vasicek one-factor)
     default_correlation: float = Field(default=0.0, ge=0, lt=1)
@@ -80,6 +85,15 @@ class Calibration(_Strict):
     #: higher_is_safer: a score below it)
     cutoff: float | None = None
     costs: Costs | None = None
+
+    @model_validator(mode="after")
+    def _initial_se_used(self) -> Calibration:
+        if self.initial_auc_se is not None and self.auc_test_variance != "both":
+            raise ValueError(
+                "initial_auc_se is used only by the variant of the ECB AUC test that counts the "
+                "initial AUC's variance: set auc_test_variance: both, or remove initial_auc_se"
+            )
+        return self
 
     @model_validator(mode="after")
     def _one_pd(self) -> Calibration:

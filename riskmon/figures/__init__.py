@@ -21,7 +21,7 @@ import importlib
 import pkgutil
 import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -31,6 +31,7 @@ from riskmon.figures._baseline import FrozenBaseline
 from riskmon.figures._family import (
     Family,
     FigureSpec,
+    Formula,
     Headline,
     HistoryColumn,
     Judge,
@@ -60,7 +61,9 @@ class CatalogError(Exception):
 
 #: the report's own sections, which no family declares: the anchors a family's section may not
 #: take, and the order of the segments table among the families' sections
-REPORT_ANCHORS = frozenset({"run-header", "summary", "segments", "appendix"})
+REPORT_ANCHORS = frozenset(
+    {"run-header", "findings", "summary", "segments", "run-details", "appendix"}
+)
 SEGMENTS_ORDER = 60
 
 #: one change of the catalog at a time (the scheduler's jobs load families from their threads)
@@ -115,11 +118,28 @@ class Catalog:
         twice += _twice("report section order", (s.order for s in self.sections))
         twice += _twice("summary line order", (h.order for h in self.headlines))
         twice += _twice("history column order", (c.order for c in self.history))
+        twice += _twice("formula order", (m.order for f in self.families for m in f.formulas))
         twice += _twice("report section template", (s.template for s in self.sections))
         if twice:
             raise CatalogError(f"declared by more than one figure family: {', '.join(twice)}")
         self._check_report()
         self._check_frozen()
+        self._check_explained()
+
+    def _check_explained(self) -> None:
+        """Every rule says in plain words what its alert means (the report's findings read it),
+        and every family that stores figures defines them (the report's appendix lists it)."""
+        silent = [f"rule {r.name!r}" for r in self.rules if not r.finding.strip()]
+        silent += [
+            f"family {f.name!r} (no formulas)"
+            for f in self.families
+            if not f.formulas and any(s.population != BASELINE for s in f.figures)
+        ]
+        if silent:
+            raise CatalogError(
+                f"not explained: {', '.join(silent)}: a rule declares its finding, a family "
+                f"the formulas of its figures"
+            )
 
     def _check_report(self) -> None:
         """No section takes an anchor or the order of one of the report's own, and a family
@@ -248,6 +268,16 @@ class Catalog:
     def history(self) -> tuple[HistoryColumn, ...]:
         return tuple(sorted((c for f in self.families for c in f.history), key=_order))
 
+    def formulas(self, figures: Collection[str]) -> tuple[Formula, ...]:
+        """The formulas of every family that stores one of ``figures`` (names), in order."""
+        chosen = [
+            formula
+            for family in self.families
+            if any(f.name in figures for f in family.figures)
+            for formula in family.formulas
+        ]
+        return tuple(sorted(chosen, key=_order))
+
     @property
     def parameters(self) -> tuple[Parameter, ...]:
         return tuple(sorted((p for f in self.families for p in f.parameters), key=_order))
@@ -263,7 +293,7 @@ class Catalog:
         return iter(self.families)
 
 
-def _order(item: Section | Headline | HistoryColumn | Parameter) -> int:
+def _order(item: Section | Headline | HistoryColumn | Parameter | Formula) -> int:
     return item.order
 
 
@@ -316,6 +346,7 @@ __all__ = [
     "CatalogError",
     "Family",
     "FigureSpec",
+    "Formula",
     "FrozenBaseline",
     "Headline",
     "History",

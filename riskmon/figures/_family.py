@@ -135,6 +135,29 @@ class Rule:
     #: the catalog fails at import: a rule whose baseline figure is never frozen could only
     #: ever be NOT_EVALUABLE)
     baseline: tuple[str, ...] = ()
+    #: what a RED or AMBER alert of the rule means, in plain words: the reading of its finding
+    #: at the top of the report ("the score's distribution has shifted from the baseline's")
+    finding: str = ""
+    #: which of its alerts' values is the worst: the highest (a PSI, a drop), the lowest (a
+    #: p-value; the default of a rule whose ``tested`` is "p"), or None (the whole
+    #: population's alert, else the first)
+    worse: Literal["higher", "lower"] | None = None
+
+    @property
+    def worst(self) -> Literal["higher", "lower"] | None:
+        """``worse``, a p-value rule's default included."""
+        return self.worse or ("lower" if self.tested == "p" else None)
+
+
+@dataclass(frozen=True)
+class Formula:
+    """The definition of a figure (or of a group of figures) that the report's appendix
+    repeats: ``term`` as it is named there, ``text`` its formula and conventions. ``text`` may
+    hold the inline markup of a formula (``<sub>``, ``<sup>``, ``<em>``), nothing else."""
+
+    order: int
+    term: str
+    text: str
 
 
 @dataclass(frozen=True)
@@ -164,6 +187,9 @@ class Headline:
     variable: str = ""
     format: str = "decimal"  # decimal | percent | count | ratio
     rule: str | None = None
+    #: further rules whose status the line shows too (the worst of them all), e.g. both
+    #: directions of a test
+    also: tuple[str, ...] = ()
     with_baseline: bool = True
     flag: Callable[[Alerts], str | None] | None = None
     #: for a line whose figure is chosen per run: its label and variable, or None to leave it out
@@ -216,6 +242,9 @@ class Family:
     #: (populations BASELINE, every loan, and DEVELOPMENT, its labeled loans; the baseline
     #: itself is not readable yet): each declared in ``figures`` with population BASELINE
     freeze: Callable[[RunTables], list[FigureRecord]] | None = None
+    #: the definitions of its figures, listed in the appendix of every report that shows one
+    #: (a family that stores figures declares at least one: the catalog checks)
+    formulas: tuple[Formula, ...] = ()
 
 
 # --------------------------------------------------------------------------- helpers

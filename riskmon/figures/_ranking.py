@@ -234,8 +234,11 @@ def freeze(tables: RunTables) -> list[FigureRecord]:
 
 def auc_test_figure(tables: RunTables, scores: CountTable, segment: str) -> FigureRecord:
     """The ECB test of the cohort's AUC against the initial AUC (configured, else the
-    baseline's, with its DeLong standard error): S = (AUC_init − AUC_now) / s, p = 1 − Φ(S)."""
+    baseline's): S = (AUC_init − AUC_now) / s, p = 1 − Φ(S), s the current AUC's DeLong
+    standard error as the ECB defines it, or with ``calibration.auc_test_variance: both``
+    √(s_now² + s_init²), s_init configured or the baseline's DeLong standard error."""
     c = tables.model.calibration
+    both = c.auc_test_variance == "both"
     initial, initial_se = c.initial_auc, c.initial_auc_se
     source: str | None = "configured"
     if initial is None:
@@ -244,7 +247,10 @@ def auc_test_figure(tables: RunTables, scores: CountTable, segment: str) -> Figu
             why = "no initial AUC: none configured, none in the baseline" + where("", segment)
             return FigureRecord("auc_test_p", None, PERFORMANCE, segment=segment, reason=why)
         initial, source = base.value, f"baseline version {tables.baseline.version}"
-        initial_se = base.params.get("std_error") if c.initial_auc_se is None else initial_se
+        if both and initial_se is None:
+            initial_se = base.params.get("std_error")
+    if not both:
+        initial_se = None
     result, reason = measured(
         lambda: auc_test_from_counts(
             scores,
@@ -255,6 +261,7 @@ def auc_test_figure(tables: RunTables, scores: CountTable, segment: str) -> Figu
     )
     value = None if result is None else finite(float(result.pvalue))
     params: dict[str, Any] = {"initial_auc": initial, "initial_auc_se": initial_se}
+    params["variance"] = c.auc_test_variance
     params["initial_from"] = source
     if result is not None:
         params |= {"statistic": finite(float(result.statistic)), "auc": finite(result.auc)}

@@ -1,6 +1,7 @@
 """Calibration: are the PDs right? Observed default rates against mean PDs, per grade and for
 the portfolio of the performance cohort (the figures are computed in
-:mod:`riskmon.figures._calibration_figures`; the rules, the section and the declaration here).
+:mod:`riskmon.figures._calibration_figures`, the report section in
+:mod:`riskmon.figures._calibration_section`; the rules and the declaration here).
 
 Computed from the PD sums of the grades (:class:`~riskmon.metrics.PdTable`), which the collect
 pass takes in the same ``GROUP BY`` as the counts; nothing here reads a loan.
@@ -25,15 +26,15 @@ judged on Holm-adjusted p-values so that K grades together keep the stated level
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from riskmon.charts import Chart, calibration_chart, trend_chart
 from riskmon.config import Thresholds
-from riskmon.figures._calibration_figures import CALIBRATION, compute
+from riskmon.figures._calibration_figures import compute
+from riskmon.figures._calibration_section import section
 from riskmon.figures._family import (
     Family,
     FigureSpec,
+    Formula,
     Headline,
     HistoryColumn,
     Judge,
@@ -45,7 +46,6 @@ from riskmon.figures._family import (
     p_status,
     where,
 )
-from riskmon.figures._views import RunView
 from riskmon.records import ALL, PERFORMANCE, FigureRecord, Status
 
 # --------------------------------------------------------------------------- rules
@@ -121,118 +121,13 @@ def _judge_grades(judge: Judge, _: str, *, over: bool) -> None:
             judge.add(rule, Status.NOT_EVALUABLE, None, thresholds, reason, variable=f.variable)
 
 
-# --------------------------------------------------------------------------- report
-
-
-@dataclass(frozen=True)
-class GradeRow:
-    """A row of the calibration table: one grade, or the portfolio."""
-
-    label: str
-    n: int
-    defaults: int
-    default_rate: float | None
-    mean_pd: float | None
-    jeffreys_p: float | None
-    binomial_p: float | None
-    p_correlated: float | None
-    critical_defaults: int | None
-    status: str | None
-    reason: str | None
-
-
-@dataclass(frozen=True)
-class CalibrationSection:
-    """Are the PDs right: the grades' default rates against their mean PDs."""
-
-    rows: list[GradeRow]
-    portfolio: GradeRow | None
-    hosmer_lemeshow: FigureRecord | None
-    brier: float | None
-    spiegelhalter: FigureRecord | None
-    exposure: dict[str, float | None]
-    correlation: float
-    confidence: float
-    chart: Chart | None
-    trend: Chart | None
-
-
-def section(run: RunView) -> CalibrationSection | None:
-    figures, alerts = run.figures, run.alerts
-    jeffreys = figures.get("jeffreys_p", PERFORMANCE)
-    if jeffreys is None:
-        return None
-    binomial = figures.get("binomial_p", PERFORMANCE)
-    rows = []
-    for b in run.bins.get(PERFORMANCE, CALIBRATION):
-        x = b.extra
-        alert = alerts.get("pd_underestimation_grade", variable=b.label)
-        over = alerts.get("pd_overestimation_grade", variable=b.label)
-        status = (
-            Status.worst(a.status for a in (alert, over) if a is not None)
-            if (alert or over)
-            else None
-        )
-        rows.append(
-            GradeRow(
-                b.label,
-                b.n_total,
-                b.n_bads or 0,
-                x.get("default_rate"),
-                x.get("mean_pd"),
-                x.get("jeffreys_p"),
-                x.get("binomial_p"),
-                x.get("p_correlated"),
-                x.get("critical_defaults"),
-                None if status is None else str(status),
-                x.get("reason"),
-            )
-        )
-    port_alerts = [alerts.get(r) for r in ("pd_underestimation", "pd_overestimation")]
-    port_status = [a.status for a in port_alerts if a is not None]
-    n = figures.value("calibration_n", PERFORMANCE)
-    portfolio = GradeRow(
-        "portfolio",
-        int(n or 0),
-        int(figures.value("calibration_defaults", PERFORMANCE) or 0),
-        figures.value("default_rate", PERFORMANCE),
-        figures.value("mean_pd", PERFORMANCE),
-        jeffreys.value,
-        binomial.value if binomial else None,
-        binomial.params.get("p_correlated") if binomial else None,
-        binomial.params.get("critical_defaults") if binomial else None,
-        str(Status.worst(port_status)) if port_status else None,
-        jeffreys.reason,
-    )
-    points = [
-        (
-            r.label,
-            r.mean_pd,
-            r.default_rate,
-            b.extra.get("jeffreys_low"),
-            b.extra.get("jeffreys_high"),
-            r.n,
-        )
-        for r, b in zip(rows, run.bins.get(PERFORMANCE, CALIBRATION), strict=True)
-    ]
-    series, _ = run.history.series("jeffreys_p", PERFORMANCE)
-    return CalibrationSection(
-        rows=rows,
-        portfolio=portfolio,
-        hosmer_lemeshow=figures.get("hosmer_lemeshow_p", PERFORMANCE),
-        brier=figures.value("brier", PERFORMANCE),
-        spiegelhalter=figures.get("spiegelhalter_p", PERFORMANCE),
-        exposure={
-            "mean_pd": figures.value("mean_pd_exposure", PERFORMANCE),
-            "default_rate": figures.value("default_rate_exposure", PERFORMANCE),
-            "jeffreys_p": figures.value("jeffreys_p_exposure", PERFORMANCE),
-            "brier": figures.value("brier_exposure", PERFORMANCE),
-        },
-        correlation=float(binomial.params.get("default_correlation", 0.0)) if binomial else 0.0,
-        confidence=float(binomial.params.get("confidence", 0.99)) if binomial else 0.99,
-        chart=calibration_chart(points),
-        trend=trend_chart("Jeffreys p-value of the portfolio over time", series, y_label="p"),
-    )
+#: what a finding of each calibration rule says, by (over-estimation, per grade)
+_FINDINGS = {
+    (False, False): "The PDs under-estimate the observed default rate",
+    (True, False): "The PDs over-estimate the observed default rate (too conservative)",
+    (False, True): "Grades whose PD under-estimates their default rate",
+    (True, True): "Grades whose PD over-estimates their default rate (too conservative)",
+}
 
 
 def _rule(name: str, scope: Any, figure: str, over: bool, grades: bool) -> Rule:
@@ -245,9 +140,18 @@ def _rule(name: str, scope: Any, figure: str, over: bool, grades: bool) -> Rule:
         judge(j, where_, over=over)
 
     # a grade's p-values are Holm-adjusted within the run already
-    if grades:
-        return Rule(name, scope, figure, levels, describe_p, run_judge, PERFORMANCE)
-    return Rule(name, scope, figure, levels, describe_p, run_judge, PERFORMANCE, tested="p")
+    return Rule(
+        name,
+        scope,
+        figure,
+        levels,
+        describe_p,
+        run_judge,
+        PERFORMANCE,
+        tested=None if grades else "p",
+        finding=_FINDINGS[over, grades],
+        worse="lower",
+    )
 
 
 FAMILY = Family(
@@ -294,6 +198,7 @@ FAMILY = Family(
             PERFORMANCE,
             format="percent",
             rule="pd_underestimation",
+            also=("pd_overestimation",),
             with_baseline=False,
         ),
     ),
@@ -310,5 +215,60 @@ FAMILY = Family(
     ),
     default_population=dict.fromkeys(
         ("mean_pd", "default_rate", "jeffreys_p", "binomial_p", "brier"), PERFORMANCE
+    ),
+    formulas=(
+        Formula(
+            30,
+            "Jeffreys test",
+            (
+                "p = F<sub>Beta(D + ½, N − D + ½)</sub>(PD̄), N loans, D defaults, PD̄ their mean "
+                "PD; a small p says the PD is too low (under-estimation). Over-estimation: 1 − p, "
+                "the PD too high. Its interval is the Beta distribution's central one. ECB, "
+                "Instructions for reporting the validation results of internal models (2019), "
+                "§2.5.3.1. Defined for D = 0 and for a PD of 0 or 1."
+            ),
+        ),
+        Formula(
+            31,
+            "Binomial test",
+            (
+                "p = P(X ≥ D), X ~ Bin(N, PD̄) (under-estimation), P(X ≤ D) for over-estimation "
+                "(BCBS WP14, 2005). With a default correlation ρ (one-factor Vasicek), the "
+                "conditional PD Φ((Φ<sup>−1</sup>(PD̄) − √ρ · z) / √(1 − ρ)) is integrated over z "
+                "~ N(0, 1). The critical count at confidence 1 − α is the smallest d with P(X ≥ d) "
+                "≤ α."
+            ),
+        ),
+        Formula(
+            32,
+            "Hosmer–Lemeshow",
+            (
+                "χ² = Σ<sub>k</sub> (N<sub>k</sub> · PD̄<sub>k</sub> − D<sub>k</sub>)² / "
+                "(N<sub>k</sub> · PD̄<sub>k</sub> · (1 − PD̄<sub>k</sub>)) over the K grades, K "
+                "degrees of freedom (the PDs are fixed before the outcomes). A grade expecting "
+                "fewer than <code>calibration.min_expected_defaults</code> defaults is merged with "
+                "a neighbour; a grade whose mean PD is 0 or 1 has no variance and is left out, "
+                "with the reason."
+            ),
+        ),
+        Formula(
+            33,
+            "Brier score and Spiegelhalter test",
+            (
+                "Brier = mean (y − p)²; Spiegelhalter's Z = (Brier − mean p(1 − p)) / √(Σ p(1 − "
+                "p)(1 − 2p)² / N²), standard normal under perfect calibration (Spiegelhalter, "
+                "1986); two-sided p."
+            ),
+        ),
+        Formula(
+            34,
+            "Holm adjustment",
+            (
+                "the grades' p-values are judged together: sorted ascending, the k-th of K is "
+                "multiplied by K − k + 1 and made non-decreasing (capped at 1). The calibration "
+                "table shows each grade's raw p-values of both directions and the adjusted p that "
+                "decided its status."
+            ),
+        ),
     ),
 )

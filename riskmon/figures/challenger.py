@@ -31,6 +31,7 @@ from riskmon.config import Challenger
 from riskmon.figures._family import (
     Family,
     FigureSpec,
+    Formula,
     Judge,
     Rule,
     Section,
@@ -289,8 +290,24 @@ FAMILY = Family(
             lambda t: p_levels(t.challenger),
             describe_p,
             _judge,
+            finding="A challenger ranks the loans significantly better than the model",
+            worse="lower",
         ),
     ),
     sections=(Section("challenger", "Challengers", "challenger", 32, "_challenger.html", section),),
     default_population={"challenger_delong_p": PERFORMANCE},
+    formulas=(
+        Formula(
+            25,
+            "Challenger test",
+            (
+                "DeLong's paired test of two scores on the same loans: z = "
+                "(AUC<sub>challenger</sub> − AUC<sub>model</sub>) / √(S<sub>11</sub> + "
+                "S<sub>22</sub> − 2 S<sub>12</sub>), S the covariance matrix of the two AUCs' "
+                "placement values, two-sided p = 2 · (1 − Φ(|z|)) (DeLong, DeLong &amp; "
+                "Clarke-Pearson, 1988). Judged only when the challenger's AUC is the higher; loans "
+                "without a challenger score are left out and counted."
+            ),
+        ),
+    ),
 )

@@ -27,6 +27,7 @@ from riskmon.config import Band
 from riskmon.figures._family import (
     Family,
     FigureSpec,
+    Formula,
     Judge,
     Rule,
     Section,
@@ -316,6 +317,8 @@ FAMILY = Family(
             lambda t: amber_red(t.approval_rate_change),
             band_levels,
             _judge_approval,
+            finding="The approval rate at the cut-off has moved from the baseline's",
+            worse="higher",
         ),
         Rule(
             "accepted_bad_rate_rise",
@@ -324,6 +327,8 @@ FAMILY = Family(
             lambda t: amber_red(t.accepted_bad_rate_rise),
             _describe_rise,
             _judge_bad_rate,
+            finding="The bad rate among accepted loans has risen from the baseline's",
+            worse="higher",
         ),
     ),
     sections=(Section("cutoff", "Cut-off", "cutoff", 37, "_cutoff.html", section),),
@@ -332,4 +337,28 @@ FAMILY = Family(
         "accepted_bad_rate": PERFORMANCE,
         "expected_cost": PERFORMANCE,
     },
+    formulas=(
+        Formula(
+            40,
+            "Cut-off",
+            (
+                "loans at or beyond the cut-off are declined. Approval rate = accepted loans / all "
+                "loans; accepted (declined) bad rate = bads among accepted (declined) loans; "
+                "informedness (Youden's J) = TPR + TNR − 1 with bads positive and a decline the "
+                "prediction of a bad. <code>approval_rate_change</code> judges |now − baseline| in "
+                "rate points, <code>accepted_bad_rate_rise</code> the relative rise (now − "
+                "baseline) / baseline."
+            ),
+        ),
+        Formula(
+            41,
+            "Expected cost",
+            (
+                "(c<sub>FA</sub> · accepted bads + c<sub>FD</sub> · declined goods) / N, "
+                "c<sub>FA</sub> the cost of accepting a bad and c<sub>FD</sub> of declining a good "
+                "(<code>calibration.costs</code>); the cost-optimal cut-off minimises it over the "
+                "score's values (Drummond &amp; Holte, 2006)."
+            ),
+        ),
+    ),
 )

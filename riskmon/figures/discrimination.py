@@ -24,6 +24,7 @@ from riskmon.figures._drops import grid_reason, judge_drop
 from riskmon.figures._family import (
     Family,
     FigureSpec,
+    Formula,
     HistoryColumn,
     Judge,
     Parameter,
@@ -105,9 +106,14 @@ def _judge_auc_test(judge: Judge, segment: str) -> None:
         judge.add("auc_test", Status.NOT_EVALUABLE, None, thresholds, reason, segment=segment)
         return
     p, params = figure.value, figure.params
+    test = (
+        "ECB test, the initial AUC's variance counted"
+        if params.get("variance") == "both"
+        else "ECB test"
+    )
     message = (
         f"AUC{where('', segment)} {params.get('auc', 0):.4f} against the initial "
-        f"{params.get('initial_auc', 0):.4f} ({params.get('initial_from')}): ECB test "
+        f"{params.get('initial_auc', 0):.4f} ({params.get('initial_from')}): {test} "
         f"S = {params.get('statistic', 0):.3f}, p = {p:.3g}{approximate(figure)}"
     )
     judge.add("auc_test", p_status(p, levels), p, thresholds, message, segment=segment)
@@ -279,7 +285,19 @@ FAMILY = Family(
     compute=compute,
     freeze=freeze,
     rules=(
-        Rule("ks_band", "segment", "KS", _ks_levels, _describe_ks, _judge_ks, PERFORMANCE),
+        Rule(
+            "ks_band",
+            "segment",
+            "KS",
+            _ks_levels,
+            _describe_ks,
+            _judge_ks,
+            PERFORMANCE,
+            finding=(
+                "KS, the largest gap between the score's distributions of bads and goods, is "
+                "outside its band"
+            ),
+        ),
         Rule(
             "auc_drop",
             "segment",
@@ -289,6 +307,11 @@ FAMILY = Family(
             _judge_auc,
             PERFORMANCE,
             baseline=("auc",),
+            finding=(
+                "AUC, the chance that a bad scores riskier than a good, has fallen from the "
+                "baseline's"
+            ),
+            worse="higher",
         ),
         Rule(
             "auc_test",
@@ -300,6 +323,7 @@ FAMILY = Family(
             PERFORMANCE,
             tested="p",
             baseline=("auc",),
+            finding="AUC is significantly below the initial AUC (ECB test)",
         ),
         Rule(
             "gini_drop",
@@ -310,6 +334,8 @@ FAMILY = Family(
             _judge_gini,
             PERFORMANCE,
             baseline=("gini",),
+            finding="Gini has fallen from the baseline's",
+            worse="higher",
         ),
         Rule(
             "score_direction",
@@ -318,6 +344,8 @@ FAMILY = Family(
             lambda t: {"auc_below": _RANDOM_AUC, "min_bads": t.min_bads},
             _describe_direction,
             _judge_direction,
+            finding="The score ranks bads as safer than goods: check score_direction",
+            worse="lower",
         ),
     ),
     sections=(
@@ -349,5 +377,51 @@ FAMILY = Family(
         Parameter(70, "auc", "auc_error_bound", "largest AUC error of the score grid"),
         Parameter(80, "auc", "method", "AUC standard error"),
         Parameter(90, "auc", "confidence_level", "AUC and Gini confidence level"),
+    ),
+    formulas=(
+        Formula(
+            10,
+            "KS",
+            (
+                "the largest distance between the score's cumulative distributions among bads and "
+                "among goods, taken only at distinct score values (a group of tied scores moves "
+                "both at once). The p-value is the two-sample Kolmogorov–Smirnov test's; with tied "
+                "scores it is conservative. 5 % critical value ≈ 1.358 · √((n + m) / (n · m)). The "
+                "band rule <code>ks_band</code> judges it against [low, high]."
+            ),
+        ),
+        Formula(
+            11,
+            "AUC",
+            (
+                "the probability that a bad scores riskier than a good, ties counting one half "
+                "(Mann–Whitney): AUC = Σ<sub>i</sub> b<sub>i</sub> · (G<sub>&lt;i</sub> + ½ "
+                "g<sub>i</sub>) / (B · G) over the score's values, riskiest last. Its confidence "
+                "interval uses DeLong's variance s² = var(V<sub>10</sub>)/B + "
+                "var(V<sub>01</sub>)/G of the placement values, AUC ± z · s, clipped to [0, 1]. "
+                "<code>score_direction</code> is RED when the interval lies wholly below 0.5."
+            ),
+        ),
+        Formula(
+            12,
+            "Gini",
+            (
+                "(accuracy ratio) = 2 · AUC − 1; its interval is 2 · (AUC bounds) − 1. "
+                "<code>auc_drop</code> and <code>gini_drop</code> judge the relative fall "
+                "(baseline − now) / baseline."
+            ),
+        ),
+        Formula(
+            13,
+            "ECB AUC test",
+            (
+                "S = (AUC<sub>init</sub> − AUC) / s, s the cohort AUC's DeLong standard error, p = "
+                "1 − Φ(S); H0: the AUC has not deteriorated (ECB, Instructions for reporting the "
+                "validation results of internal models, 2019, §2.5.4.1). AUC<sub>init</sub> is "
+                "<code>calibration.initial_auc</code>, else the baseline's. With "
+                "<code>calibration.auc_test_variance: both</code>, a variant that is not the "
+                "ECB's: s = √(s² + s<sub>init</sub>²)."
+            ),
+        ),
     ),
 )

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from riskmon.figures._family import (
     Family,
     FigureSpec,
+    Formula,
     Headline,
     Parameter,
     Section,
@@ -185,4 +186,16 @@ FAMILY = Family(
         ),
     ),
     parameters=(Parameter(100, "top_decile_lift", "n_groups", "gains table groups"),),
+    formulas=(
+        Formula(
+            20,
+            "Gain curve, CAP and lift",
+            (
+                "the share of all bads among the riskiest share of loans (cumulative). Lift of a "
+                "group = its bad rate / the cohort's bad rate; top-decile lift is the riskiest "
+                "tenth's. A lift-order break is a group with a higher bad rate than the riskier "
+                "group before it."
+            ),
+        ),
+    ),
 )

@@ -26,6 +26,7 @@ from typing import Any
 from riskmon.figures._family import (
     Family,
     FigureSpec,
+    Formula,
     Headline,
     HistoryColumn,
     Judge,
@@ -332,6 +333,7 @@ FAMILY = Family(
             lambda t: amber_red(t.volume_change),
             _describe_change,
             _judge_volume,
+            finding="The number of loans scored has changed sharply",
         ),
         Rule(
             "exclusions",
@@ -340,6 +342,8 @@ FAMILY = Family(
             lambda t: amber_red(t.excluded_share),
             _describe_share,
             _judge_exclusions,
+            finding="Loans were left out for invalid data (no score, an invalid weight)",
+            worse="higher",
         ),
         Rule(
             "duplicate_ids",
@@ -348,6 +352,8 @@ FAMILY = Family(
             lambda t: amber_red(t.duplicate_ids),
             _describe_share,
             _judge_duplicates,
+            finding="Loans repeat the id and score date of another",
+            worse="higher",
         ),
         Rule(
             "cohort_matured",
@@ -356,6 +362,10 @@ FAMILY = Family(
             lambda _: {"min_matured": 1},
             lambda _: "AMBER when no loan of the cohort has a matured outcome",
             _judge_matured,
+            finding=(
+                "No outcome has matured in the performance cohort: the performance figures cannot "
+                "be judged"
+            ),
         ),
         Rule(
             "missing_rate_change",
@@ -364,6 +374,8 @@ FAMILY = Family(
             lambda t: amber_red(t.missing_rate_change),
             _describe_points,
             _judge_missing,
+            finding="Characteristics' missing rates have moved from the baseline's",
+            worse="higher",
         ),
     ),
     sections=(Section("quality", "Data quality", "data-quality", 70, "_quality.html", section),),
@@ -391,4 +403,18 @@ FAMILY = Family(
     ),
     history=(HistoryColumn(10, "n_rows", "", CURRENT),),
     default_population={"missing_rate": CURRENT, "unseen_rate": CURRENT},
+    formulas=(
+        Formula(
+            80,
+            "Data quality",
+            (
+                "excluded share = loans left out for invalid data (no score, a score NaN or "
+                "infinite, a weight NULL or negative) / loans read; duplicate share = used loans "
+                "repeating the id and score date of another / used loans; missing rate of a "
+                "characteristic = its NULL values / loans; volume change = |now / last run with "
+                "loans − 1| of the current population's size; unmatured share = cohort loans "
+                "without an outcome yet / cohort loans."
+            ),
+        ),
+    ),
 )

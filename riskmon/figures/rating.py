@@ -34,6 +34,7 @@ from riskmon.config import ModelConfig
 from riskmon.figures._family import (
     Family,
     FigureSpec,
+    Formula,
     HistoryColumn,
     Judge,
     Rule,
@@ -301,8 +302,23 @@ FAMILY = Family(
             lambda t: p_levels(t.concentration),
             describe_p,
             _judge,
+            finding="Loans are more concentrated in few grades than at the baseline",
+            worse="lower",
         ),
     ),
     sections=(Section("rating", "Rating system", "rating", 38, "_rating.html", section),),
     history=(HistoryColumn(25, "rating_herfindahl", "", CURRENT),),
+    formulas=(
+        Formula(
+            45,
+            "Herfindahl index",
+            (
+                "CV = √(K · Σ (R<sub>i</sub> − 1/K)²), R<sub>i</sub> the share of loans in grade i "
+                "of K; HI = 1 + ln((CV² + 1) / K) / ln K, 0 for loans spread evenly and 1 for one "
+                "grade. Concentration test against the baseline: z = √(K − 1) · (CV − "
+                "CV<sub>init</sub>) / √(CV² · (0.5 + CV²)), p = 1 − Φ(z) (ECB 2019, §2.5.5.3). The "
+                "shift test is Pearson's χ² of homogeneity, K − 1 degrees of freedom."
+            ),
+        ),
+    ),
 )

@@ -21,6 +21,7 @@ from riskmon.config import Band, Thresholds
 from riskmon.figures._family import (
     Family,
     FigureSpec,
+    Formula,
     Headline,
     HistoryColumn,
     Judge,
@@ -338,6 +339,8 @@ FAMILY = Family(
             band_levels,
             _judge_psi,
             tested="noise",
+            finding="The score's distribution has shifted from the baseline's",
+            worse="higher",
         ),
         Rule(
             "csi",
@@ -347,6 +350,8 @@ FAMILY = Family(
             band_levels,
             _judge_csi,
             tested="noise",
+            finding="Characteristics' distributions have shifted from the baseline's",
+            worse="higher",
         ),
     ),
     sections=(
@@ -374,4 +379,18 @@ FAMILY = Family(
         Parameter(20, "psi", "alpha", "PSI noise test significance level α"),
     ),
     default_population={"psi": CURRENT, "csi": CURRENT},
+    formulas=(
+        Formula(
+            60,
+            "PSI and CSI",
+            (
+                "PSI = Σ (a<sub>i</sub> − e<sub>i</sub>) · ln(a<sub>i</sub> / e<sub>i</sub>) over "
+                "the baseline's frozen bins, e the baseline's and a the current shares, missing "
+                "and unseen-category bins included. Usual reading: below 0.10 stable, 0.10–0.25 "
+                "monitor, above 0.25 shifted. A PSI below (1/n + 1/m) · χ²<sub>1−α</sub>(B − 1) is "
+                "within sampling noise (Yurdakul &amp; Naranjo, 2020). CSI is the same index on "
+                "one characteristic."
+            ),
+        ),
+    ),
 )

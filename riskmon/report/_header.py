@@ -4,10 +4,10 @@ and the history of a figure up to the reported run."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from riskmon.config import ModelConfig, Thresholds, model_fingerprint
+from riskmon.config import ModelConfig, model_fingerprint
 from riskmon.figures import CATALOG
 from riskmon.records import RunPlanRecord
 from riskmon.report.pages import Header, Threshold, Window
@@ -20,16 +20,12 @@ from riskmon.store import (
 )
 
 
-def thresholds(
-    alerts: Sequence[StoredAlert], configured: Thresholds | None
-) -> tuple[Threshold, ...]:
-    """The levels each rule used, as stored with its alerts (the configuration's otherwise)."""
-    used: dict[str, dict[str, Any]] = {}
+def thresholds(alerts: Sequence[StoredAlert]) -> tuple[Threshold, ...]:
+    """The levels of each rule that applied to the run, as stored with its alerts (a rule that
+    raised no alert, GREEN included, did not apply: the model has no grades, no cut-off)."""
+    used: dict[str, Mapping[str, Any]] = {}
     for alert in alerts:
         used.setdefault(alert.rule, alert.thresholds)
-    if configured is not None:
-        for rule in CATALOG.rules:
-            used.setdefault(rule.name, rule.levels(configured))
     return tuple(
         Threshold(rule.name, rule.figure, rule.describe(used[rule.name]))
         for rule in CATALOG.rules
@@ -113,7 +109,7 @@ def header(
         started_at=run.started_at,
         finished_at=run.finished_at,
         config_note=config_note,
-        thresholds=thresholds(alerts, model.thresholds if model else None),
+        thresholds=thresholds(alerts),
     )
 
 

@@ -7,8 +7,16 @@ from collections.abc import Sequence
 
 from riskmon import __version__
 from riskmon.charts import sparkline
-from riskmon.figures import CATALOG, Alerts, RunView
-from riskmon.records import CURRENT, PERFORMANCE, SCORE, FigureRecord, Figures
+from riskmon.figures import CATALOG, Alerts, Rule, RunView
+from riskmon.records import (
+    CURRENT,
+    PERFORMANCE,
+    SCORE,
+    AlertLike,
+    FigureRecord,
+    Figures,
+    Status,
+)
 from riskmon.report.pages import Appendix, Parameter, SegmentRow, SummaryRow
 from riskmon.store import RunRecord, StoredBaseline
 
@@ -25,8 +33,12 @@ def summary(run: RunView) -> tuple[SummaryRow, ...]:
             label, variable = chosen
         figure = run.figures.get(headline.figure, headline.population, variable)
         series, previous = run.history.series(headline.figure, headline.population, variable)
-        rule = CATALOG.rule(headline.rule) if headline.rule else None
-        alert = run.alerts.get(rule.name, variable) if rule else None
+        judged = [
+            (rule, alert)
+            for name in ((headline.rule,) if headline.rule else ()) + headline.also
+            if (rule := CATALOG.rule(name)) is not None
+            and (alert := run.alerts.get(name, variable)) is not None
+        ]
         base = run.base(headline.figure) if headline.with_baseline else None
         rows.append(
             SummaryRow(
@@ -37,13 +49,21 @@ def summary(run: RunView) -> tuple[SummaryRow, ...]:
                 baseline=base.value if base else None,
                 previous=previous,
                 format=headline.format,
-                band=rule.describe(alert.thresholds) if rule and alert else "",
-                status=alert.status if alert else None,
+                band=_bands(judged),
+                status=str(Status.worst(a.status for _, a in judged)) if judged else None,
                 flag=headline.flag(run.alerts) if headline.flag else None,
                 trend=sparkline(series, digits=0 if headline.format == "count" else 3),
             )
         )
     return tuple(rows)
+
+
+def _bands(judged: Sequence[tuple[Rule, AlertLike]]) -> str:
+    """The levels of the rules of a summary line, each named when there are several."""
+    if len(judged) == 1:
+        rule, alert = judged[0]
+        return rule.describe(alert.thresholds)
+    return "; ".join(f"{rule.name}: {rule.describe(alert.thresholds)}" for rule, alert in judged)
 
 
 def segments(figures: Figures, alerts: Alerts) -> tuple[SegmentRow, ...]:
@@ -78,7 +98,9 @@ def appendix(
                 value = f.params[param]
                 shown = f"{value:.4g}" if isinstance(value, float) else str(value)
                 found.setdefault(label, set()).add(shown)
+    stored = {f.name for f in figures}
     return Appendix(
+        formulas=tuple(Parameter(f.term, f.text) for f in CATALOG.formulas(stored)),
         parameters=tuple(
             Parameter(label, ", ".join(sorted(values))) for label, values in found.items()
         ),

@@ -4,9 +4,9 @@ Nothing here comes from the state of a run in memory: a report rendered today fr
 and one rendered by the nightly run right after it stored its figures are the same page. Each
 figure family of :mod:`riskmon.figures` builds its own sections from the stored figures, bins
 and alerts; this module adds the header (from the plan the run stored: its windows and
-columns), the summary, the segments and the appendix. The configuration is read only for the
-thresholds of rules that raised no alert, and a report says so when the model's configuration
-changed after the run.
+columns), the findings (:mod:`riskmon.report._findings`), the summary, the segments and the
+appendix. The configuration is read only to say when the model's configuration changed after
+the run.
 
 Figure values stay numbers (or None with the reason they are not available); the templates
 format them.
@@ -23,11 +23,13 @@ from riskmon.config import ModelConfig
 from riskmon.errors import EXIT_USAGE, RiskmonError
 from riskmon.figures import CATALOG, SEGMENTS_ORDER, Alerts, Bins, FrozenBaseline, RunView
 from riskmon.records import ALL, CURRENT, PERFORMANCE, SCORE, AlertLike, Figures, Status, why
+from riskmon.report._findings import findings, unjudged, verdict
 from riskmon.report._header import History, header
 from riskmon.report._summary import appendix, segments, summary
 from riskmon.report.pages import (
     AlertRow,
     Appendix,
+    Finding,
     Header,
     IndexContext,
     IndexEntry,
@@ -40,6 +42,8 @@ from riskmon.report.pages import (
     SegmentsTable,
     SummaryRow,
     Threshold,
+    Unjudged,
+    Verdict,
     Window,
 )
 from riskmon.store import MetricStore, RunRecord
@@ -47,6 +51,7 @@ from riskmon.store import MetricStore, RunRecord
 __all__ = [
     "AlertRow",
     "Appendix",
+    "Finding",
     "Header",
     "IndexContext",
     "IndexEntry",
@@ -60,6 +65,8 @@ __all__ = [
     "SegmentsTable",
     "SummaryRow",
     "Threshold",
+    "Unjudged",
+    "Verdict",
     "Window",
     "find_run",
     "index_entry",
@@ -103,20 +110,39 @@ def run_report_context(
         history=History(store, run.model, run.as_of),
     )
     shown, note = chosen_segments(segments(figures, by_rule), alerts)
+    sections = page_sections(view, SegmentsTable(shown, note)) if succeeded else ()
+    overall = Status.worst(a.status for a in alerts) if succeeded else Status.NOT_EVALUABLE
+    found = findings(alerts, view.baseline, rule_anchors(sections)) if succeeded else ()
     return RunReportContext(
         model=run.model,
         as_of=run.as_of,
         run_status=run.status,
         error=run.error,
-        overall=Status.worst(a.status for a in alerts) if succeeded else Status.NOT_EVALUABLE,
+        overall=overall,
         why=why(alerts) if succeeded else None,
+        verdict=verdict(overall, found, alerts),
+        findings=found,
+        unjudged=unjudged(alerts) if succeeded else (),
         header=header(run, model, stored_baseline, alerts),
         alerts=_alert_rows(alerts),
         summary=summary(view) if succeeded else (),
-        sections=page_sections(view, SegmentsTable(shown, note)) if succeeded else (),
+        sections=sections,
         appendix=appendix(run, records, stored_baseline),
         nav=navigation(store, run),
     )
+
+
+def rule_anchors(sections: Sequence[PageSection]) -> dict[str, str]:
+    """The anchor of the section of the page that shows each rule's figure: its family's first
+    section on the page."""
+    shown = {s.name: s.anchor for s in sections}
+    anchors: dict[str, str] = {}
+    for family in CATALOG:
+        on_page = [shown[s.name] for s in family.sections if s.name in shown]
+        for rule in family.rules:
+            if on_page:
+                anchors[rule.name] = on_page[0]
+    return anchors
 
 
 def page_sections(view: RunView, segments_table: SegmentsTable) -> tuple[PageSection, ...]:
@@ -132,9 +158,6 @@ def page_sections(view: RunView, segments_table: SegmentsTable) -> tuple[PageSec
     ordered.sort(key=lambda pair: pair[0])
     return tuple(section for _, section in ordered if section.context is not None)
 
-
-#: alerts listed per model on the index, at most (the rest are in its report)
-INDEX_ALERTS = 20
 
 #: where the index is from a run report (reports sit one folder below it)
 INDEX_FROM_REPORT = "../index.html"
@@ -209,8 +232,8 @@ def index_entry(
         n_runs=len(runs),
         href=hrefs.get(latest.as_of) if latest else None,
         why=why(flagged),
-        alerts=tuple(_alert_row(a) for a in flagged[:INDEX_ALERTS]),
-        more_alerts=max(0, len(flagged) - INDEX_ALERTS),
+        findings=findings(alerts.by_key.values()) if succeeded else (),
+        n_alerts=len(flagged),
         reports=tuple(reversed(report_links(store, model, hrefs.get))),
     )
 

@@ -80,6 +80,48 @@ class SummaryRow:
 
 
 @dataclass(frozen=True)
+class Finding:
+    """What one rule found in a run: its RED or AMBER alerts, grouped (the report opens with
+    them, the index lists them)."""
+
+    status: str  # the worst of its alerts
+    rule: str
+    #: what the alert means, in plain words (``Rule.finding``)
+    statement: str
+    figure: str  # what the rule judges
+    #: where it holds at that status ("all loans", "income", "channel=web"), the first few
+    places: tuple[str, ...]
+    n_places: int  # all of them
+    n_judged: int  # places the rule judged (GREEN, AMBER or RED)
+    lesser: int  # further places at a milder status that is not GREEN
+    worst_place: str
+    worst_value: float | None
+    #: the baseline's value of the figure the rule compares against, where it is worst
+    baseline: float | None
+    baseline_figure: str | None
+    message: str  # the worst alert's message
+    anchor: str | None  # the report section that shows the figure
+
+
+@dataclass(frozen=True)
+class Unjudged:
+    """A rule that could not be judged in some place, and why (its first reason)."""
+
+    rule: str
+    n_places: int
+    first_place: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The report's opening line: the run's status and what gives it."""
+
+    status: str
+    text: str
+
+
+@dataclass(frozen=True)
 class SegmentRow:
     """A row of the segments table: the headline figures of one segment."""
 
@@ -107,6 +149,8 @@ class Parameter:
 
 @dataclass(frozen=True)
 class Appendix:
+    #: the definitions of the figures the report shows, from their families' declarations
+    formulas: tuple[Parameter, ...]
     parameters: tuple[Parameter, ...]
     run_version: str
     baseline_version: str | None
@@ -165,6 +209,10 @@ class RunReportContext:
     overall: str
     #: which alerts give the run its status, rule by rule (None: GREEN, or not judged)
     why: str | None
+    #: its opening line, the findings (RED and AMBER, by rule) and the rules not judged
+    verdict: Verdict
+    findings: tuple[Finding, ...]
+    unjudged: tuple[Unjudged, ...]
     header: Header
     alerts: tuple[AlertRow, ...]
     summary: tuple[SummaryRow, ...]
@@ -195,10 +243,10 @@ class IndexEntry:
     href: str | None
     #: which alerts give its newest run its status, rule by rule
     why: str | None
-    #: the AMBER and RED alerts of its newest run, RED first (at most INDEX_ALERTS)
-    alerts: tuple[AlertRow, ...]
-    #: how many more AMBER and RED alerts its newest run has (in its report)
-    more_alerts: int
+    #: the findings of its newest run (its AMBER and RED alerts, grouped by rule)
+    findings: tuple[Finding, ...]
+    #: how many AMBER and RED alerts they group
+    n_alerts: int
     #: every stored run that has finished, newest first, with its report
     reports: tuple[ReportLink, ...]
 

@@ -166,8 +166,14 @@ def test_an_empty_feed_turns_red_on_its_second_night_with_consecutive_two(
     # the March report and the index say which rule made the run RED
     config = report_config(store, model, tmp_path)
     page = render_run_report(config, store, "m", as_of=dt.date(2025, 3, 31))
-    why_line = parse(page.read_text(encoding="utf-8")).get("p", class_="why")
-    assert why_line.text() == "RED by volume_change"
+    findings = parse(page.read_text(encoding="utf-8")).get("section", id="findings")
+    assert findings.get("p", class_="verdict").attrs["data-status"] == "RED"
+    red = [
+        li.attrs["data-rule"]
+        for li in findings.get("ol", class_="findings").iter("li")
+        if li.attrs["data-status"] == "RED"
+    ]
+    assert red == ["volume_change"]
 
 
 def _alert(rule: str, status: Status, variable: str = "", segment: str = "") -> AlertRecord:

@@ -15,6 +15,7 @@ from riskmon.figures import (
     CatalogError,
     Family,
     FigureSpec,
+    Formula,
     Rule,
     Section,
     discrimination,
@@ -117,6 +118,7 @@ def _family_of(kinds: frozenset[ModelKind], figure: str, order: int = 1) -> Fami
         figures=(FigureSpec(figure, "current", "run", figure),),
         compute=lambda tables: ([record], []),
         kinds=kinds,
+        formulas=(Formula(order, figure, f"{figure} = 1"),),
     )
 
 
@@ -163,6 +165,7 @@ def test_a_rule_comparing_against_a_baseline_figure_nobody_freezes_fails_at_impo
         order=9999,
         figures=(FigureSpec("hhi", "current", "segment", "Herfindahl index"),),
         compute=lambda tables: ([], []),
+        formulas=(Formula(9999, "Herfindahl index", "Σ R<sub>i</sub>²"),),
         rules=(
             Rule(
                 "hhi_rise",
@@ -172,6 +175,7 @@ def test_a_rule_comparing_against_a_baseline_figure_nobody_freezes_fails_at_impo
                 lambda levels: "amber",
                 _judge_nothing,
                 baseline=("hhi",),
+                finding="Loans are more concentrated",
             ),
         ),
     )
@@ -308,6 +312,7 @@ def _reading(figure: str, kinds: frozenset[ModelKind], order: int) -> Family:
         lambda levels: "",
         _judge_nothing,
         baseline=(figure,),
+        finding=f"{figure} reads its baseline",
     )
     return dataclasses.replace(_family_of(kinds, f"{figure}_reader", order=order), rules=(rule,))
 
@@ -325,3 +330,25 @@ def test_the_families_of_a_kind_are_not_checked_alone() -> None:
     reader = _reading("auc", frozenset({"lgd"}), 9996)
     catalog = Catalog((*CATALOG.families, reader))
     assert catalog.for_kind("lgd").families == (reader,)
+
+
+def test_a_rule_without_a_finding_or_a_family_without_formulas_is_refused() -> None:
+    """The report's findings read each rule's plain words, its appendix each family's
+    formulas: a family that forgets either fails when it joins the catalog."""
+    silent_rule = dataclasses.replace(
+        _reading("auc", frozenset({"pd"}), 9994).rules[0], name="silent", finding=" "
+    )
+    family = dataclasses.replace(
+        _family_of(frozenset({"pd"}), "undefined_figure", order=9994),
+        rules=(silent_rule,),
+        formulas=(),
+    )
+    before = CATALOG.families
+    with pytest.raises(CatalogError) as raised:
+        CATALOG.register(family)
+    assert "rule 'silent'" in str(raised.value)
+    assert "family 'family_undefined_figure' (no formulas)" in str(raised.value)
+    assert CATALOG.families == before
+    # a family that stores nothing but baseline figures needs no formula
+    assert CATALOG.formulas({"undefined_figure"}) == ()
+    assert [f.term for f in CATALOG.formulas({"psi"})] == ["PSI and CSI"]

@@ -11,7 +11,7 @@ from riskmon.config import RiskmonConfig, StoreConfig
 from riskmon.figures import CATALOG, SEGMENTS_ORDER
 from riskmon.report import NoRunError, model_folder, render_index, render_run_report, report_path
 from riskmon.report.context import run_report_context
-from riskmon.store import MetricStore
+from riskmon.store import MetricStore, StoredAlert
 
 from .conftest import AS_OF
 from .htmltree import Element, parse
@@ -60,12 +60,13 @@ def test_the_report_has_every_section_in_order(
     page = _page(path)
     ids = _section_ids(page)
     declared = [s.anchor for s in CATALOG.sections]
-    assert ids[:2] == ["run-header", "summary"]
-    assert ids[-1] == "appendix"
+    # the verdict and the findings first; the run's details and the appendix last
+    assert ids[:3] == ["run-header", "findings", "summary"]
+    assert ids[-2:] == ["run-details", "appendix"]
     # the families' sections in their declared order, the segments table in its place
-    families = [i for i in ids[2:-1] if i != "segments"]
+    families = [i for i in ids[3:-2] if i != "segments"]
     assert families == [a for a in declared if a in families]
-    assert ids.index("segments") == 2 + sum(
+    assert ids.index("segments") == 3 + sum(
         s.order < SEGMENTS_ORDER for s in CATALOG.sections if s.anchor in ids
     )
     assert set(ids) >= OPTIONAL_SHOWN | ALWAYS_SHOWN
@@ -74,11 +75,11 @@ def test_the_report_has_every_section_in_order(
     context = run_report_context(
         real_runs, real_runs.latest_run("retail_pd"), model=real_config.models[0]
     )
-    assert [p.anchor for p in context.sections] == ids[2:-1]
+    assert [p.anchor for p in context.sections] == ids[3:-2]
     toc = [a.attrs["href"] for a in page.get("nav", class_="toc").iter("a")]
     assert toc == [f"#{i}" for i in ids[1:]]
     headings = [s.get("h2").text() for s in page.iter("section") if s.find("h2")]
-    assert headings[0] == "Summary"
+    assert headings[:2] == ["Findings", "Summary"]
     assert page.get("h1").text() == "Model run report: retail_pd"
 
 
@@ -86,8 +87,8 @@ def test_the_header_shows_windows_counts_baseline_and_thresholds(
     real_config: RiskmonConfig, real_runs: MetricStore
 ) -> None:
     page = _page(render_run_report(real_config, real_runs, "retail_pd", AS_OF[1]))
-    header = page.get("section", id="run-header")
-    facts = {row.get("th").text(): row.get("td").text() for row in header.get("table").iter("tr")}
+    details = page.get("section", id="run-details")
+    facts = {row.get("th").text(): row.get("td").text() for row in details.get("table").iter("tr")}
     assert facts["Stability window"] == "1 month"
     assert facts["Performance window (maturity)"] == "2 months"
     assert facts["Current population"].startswith("2025-03-01 to 2025-03-31")
@@ -99,9 +100,14 @@ def test_the_header_shows_windows_counts_baseline_and_thresholds(
     assert facts["Loans"] == (
         f"current {run.n_current:,} · matured {run.n_matured:,} · unmatured {run.n_unmatured:,}"
     )
-    rules = [row.find("code").text() for row in header.iter("tr") if row.find("code")]  # type: ignore[union-attr]
+    # the thresholds are in the appendix, of the rules that applied to the run only
+    table = page.get("section", id="appendix").get("table", class_="thresholds")
+    rules = [row.find("code").text() for row in table.iter("tr") if row.find("code")]  # type: ignore[union-attr]
     assert rules[:2] == ["ks_band", "auc_drop"]
     assert "missing_rate_change" in rules
+    applied = {a.rule for a in real_runs.alerts(run.id)}
+    assert set(rules) == applied
+    assert {r.name for r in CATALOG.rules} - applied  # some rule did not apply, and is not listed
 
 
 def test_the_summary_has_each_headline_figure_with_its_history(
@@ -225,7 +231,7 @@ def test_a_failed_run_renders_with_its_error(
     path = render_run_report(real_config, real_runs, "retail_pd")
     assert path.name == "2025-04-30.html"
     page = _page(path)
-    assert _section_ids(page) == ["run-header", "appendix"]
+    assert _section_ids(page) == ["run-header", "run-details", "appendix"]
     alert = page.get("div", role="alert")
     assert "This run failed" in alert.text()
     assert "table 'loans' has no column 'bad'" in alert.text()
@@ -290,23 +296,34 @@ def test_the_index_lists_every_model_with_a_link_to_its_report(
 def test_the_index_says_why_each_model_has_its_status(
     real_config: RiskmonConfig, real_runs: MetricStore
 ) -> None:
+    """One finding per rule with an AMBER or RED alert, the most severe first, with the
+    number of places it flags and the message of its worst alert."""
     latest = real_runs.latest_run("retail_pd")
     assert latest is not None
     stored = real_runs.alerts(latest.id)
     severity = {"RED": 0, "AMBER": 1}
-    expected = sorted(
-        ((a.status, a.rule, a.variable, a.segment) for a in stored if a.status in severity),
-        key=lambda a: (severity[a[0]], a[1], a[2], a[3]),
-    )
-    assert expected, "the test needs a run with an AMBER or RED alert"
+    flagged: dict[str, list[StoredAlert]] = {}
+    for a in stored:
+        if a.status in severity:
+            flagged.setdefault(a.rule, []).append(a)
+    assert len(flagged) > 1, "the test needs a run with AMBER or RED alerts of several rules"
+    assert sum(map(len, flagged.values())) > len(flagged), "and a rule flagging several places"
+    worst = {
+        r: min((a.status for a in found), key=severity.__getitem__) for r, found in flagged.items()
+    }
     page = _page(render_index(real_config, real_runs))
     why = page.get("section", data_model="retail_pd").get("ul", class_="why")
     items = list(why.iter("li"))
-    assert [(li.get("span").text(), li.attrs["data-rule"]) for li in items] == [
-        (status, rule) for status, rule, *_ in expected
-    ]
-    messages = {a.message for a in stored if a.status in severity}
-    assert all(any(m in li.text() for m in messages) for li in items)
+    shown = [(li.get("span").text(), li.attrs["data-rule"]) for li in items]
+    assert sorted(shown) == sorted((status, rule) for rule, status in worst.items())
+    assert [severity[status] for status, _ in shown] == sorted(severity[s] for s, _ in shown)
+    for li in items:
+        found = flagged[li.attrs["data-rule"]]
+        at_worst = [a for a in found if a.status == worst[li.attrs["data-rule"]]]
+        judged = [a for a in stored if a.rule == found[0].rule and a.status != "NOT_EVALUABLE"]
+        if len(judged) > 1:
+            assert f"{len(at_worst)} of {len(judged)} places" in li.text()
+        assert any(a.message in li.text() for a in at_worst)
 
 
 def test_every_stored_report_is_reachable_from_the_index(

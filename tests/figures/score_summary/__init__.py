@@ -18,6 +18,7 @@ from riskmon.config import Thresholds
 from riskmon.figures import (
     Family,
     FigureSpec,
+    Formula,
     Headline,
     HistoryColumn,
     Judge,
@@ -127,6 +128,8 @@ FAMILY = Family(
             lambda chosen: f"amber ≥ {chosen['amber']:g} baseline standard deviations",
             judge,
             baseline=("score_mean", "score_sd"),
+            finding="The mean score has moved from the baseline's",
+            worse="higher",
         ),
     ),
     sections=(
@@ -137,4 +140,12 @@ FAMILY = Family(
     headlines=(Headline(1000, "score_mean", "Mean score", "score_mean", CURRENT, rule=RULE),),
     history=(HistoryColumn(1000, "score_mean", "", CURRENT),),
     templates=Path(__file__).parent / "templates",
+    formulas=(
+        Formula(
+            1000,
+            "Score mean shift",
+            "|mean now − mean<sub>baseline</sub>| / sd<sub>baseline</sub>, in baseline "
+            "standard deviations",
+        ),
+    ),
 )
