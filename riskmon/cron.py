@@ -6,6 +6,11 @@ weekdays from Monday and requires both). :func:`cron_trigger` translates; the co
 checks an expression with it, and the scheduler runs on what it returns, so both read a
 schedule the same way.
 
+A run started on a day monitors as of the day before it (:func:`as_of_started_on`): the last
+day whose loans are all scored, and the date a period ends — a monthly schedule on the 1st
+runs as of the month end before it, the as-of dates ``riskmon backfill --every month`` takes
+from a month end.
+
 This module sits at the bottom of the package: it imports nothing of riskmon's, and APScheduler
 only when a trigger is built, so that reading the configuration stays cheap.
 """
@@ -15,6 +20,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+#: how far the as-of date of a run lies before the day it starts on: the day before, the last
+#: one that has ended
+AS_OF_LAG = dt.timedelta(days=1)
 
 #: crontab's weekday names, Sunday first (crontab's 0, and 7)
 CRON_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
@@ -85,6 +94,18 @@ def cron_trigger(expression: str, timezone: ZoneInfo) -> Any:
     return OrTrigger([cron(day, "*"), cron("*", weekdays)])
 
 
+def as_of_started_on(day: dt.date) -> dt.date:
+    """The as-of date of a run started on ``day`` without one: the day before, which has ended.
+
+    A schedule fires at the start of a period to monitor the one just ended: ``0 2 1 * *``
+    runs on 1 December as of 30 November, ``0 2 * * *`` every night as of the day before.
+
+    >>> as_of_started_on(dt.date(2024, 12, 1))
+    datetime.date(2024, 11, 30)
+    """
+    return day - AS_OF_LAG
+
+
 def fire_dates(trigger: Any, start: dt.datetime, end: dt.datetime) -> list[dt.date]:
     """The dates (in the trigger's time zone) on which ``trigger`` fires in [start, end]."""
     dates: list[dt.date] = []
@@ -97,4 +118,11 @@ def fire_dates(trigger: Any, start: dt.datetime, end: dt.datetime) -> list[dt.da
     return dates
 
 
-__all__ = ["CRON_WEEKDAYS", "cron_trigger", "fire_dates", "time_zone"]
+__all__ = [
+    "AS_OF_LAG",
+    "CRON_WEEKDAYS",
+    "as_of_started_on",
+    "cron_trigger",
+    "fire_dates",
+    "time_zone",
+]

@@ -77,3 +77,30 @@ class DegenerateDataWarning(RiskmonWarning):
 
     The figure is returned as NaN and the warning says why.
     """
+
+
+def _looked_up(key: object) -> str:
+    """A missing key in words: ``'performance', 'score'`` rather than a tuple."""
+    parts = key if isinstance(key, tuple) else (key,)
+    return ", ".join(repr(part) for part in parts) or "an empty key"
+
+
+def describe_failure(error: BaseException) -> str:
+    """One readable line saying why a run failed, as it is stored and shown in its report.
+
+    A riskmon error says it itself. Any other exception is a defect of riskmon's: its class
+    name and its message in words, never Python's bare ``KeyError: ('performance', '')``.
+    The caller masks secrets (:func:`riskmon.redact.redact`).
+
+    >>> describe_failure(KeyError(("performance", "gains")))
+    "unexpected KeyError: riskmon looked up 'performance', 'gains' and found nothing"
+    >>> describe_failure(ZeroDivisionError("division by zero"))
+    'unexpected ZeroDivisionError: division by zero'
+    """
+    if isinstance(error, RiskmonError):
+        return str(error)
+    name = type(error).__name__
+    if isinstance(error, KeyError) and len(error.args) == 1:
+        return f"unexpected {name}: riskmon looked up {_looked_up(error.args[0])} and found nothing"
+    message = str(error).strip()
+    return f"unexpected {name}: {message}" if message else f"unexpected {name}, without a message"

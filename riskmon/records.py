@@ -55,6 +55,25 @@ MIGRATION_DEFAULTED = -2
 MIGRATION = "migration"
 
 
+#: riskmon's own tables of the score, stored beside the variables a user configured
+INTERNAL_VARIABLES = frozenset(
+    {SCORE_RANKING, GAINS, CURVE, GRADE, CUTOFF, CHALLENGER_GRID, MIGRATION}
+)
+
+
+def is_internal_variable(name: str) -> bool:
+    """Whether ``name`` is one of riskmon's own tables (the score's ranking, grid, grades,
+    cut-off, a challenger's joint table, the migration matrix, or a name starting with ``_``)
+    rather than the score or a configured characteristic.
+
+    >>> is_internal_variable("score_ranking"), is_internal_variable("challenger:new")
+    (True, True)
+    >>> is_internal_variable("score"), is_internal_variable("income")
+    (False, False)
+    """
+    return name in INTERNAL_VARIABLES or name.startswith((CHALLENGER, "_"))
+
+
 @dataclass(frozen=True)
 class Exclusions:
     """One population's loans read and why some were left out, each loan counted once, in this

@@ -21,7 +21,7 @@ from pathlib import Path
 from riskmon.baseline import CollectedRun, FrozenBins, RunBaseline, for_run
 from riskmon.collect import ALL, CollectedTables, Source, Strategy, collect
 from riskmon.config import ModelConfig, RiskmonConfig, model_fingerprint
-from riskmon.errors import RiskmonError
+from riskmon.errors import RiskmonError, describe_failure
 from riskmon.evaluate import AlertKey, check_rule_levels, evaluate, key_of, red_by_levels
 from riskmon.figures import CATALOG, FrozenBaseline
 from riskmon.notify import notify_run
@@ -160,10 +160,16 @@ def run_model(
         log.warning("%s as of %s: %s", model.name, as_of, exc)
         return RunOutcome(model.name, as_of, "skipped", run_id=run_id, error=str(exc))
     except Exception as exc:  # every failure is recorded on the run, then reported
-        error = redact(
-            f"{type(exc).__name__}: {exc}" if not isinstance(exc, RiskmonError) else str(exc)
+        error = redact(describe_failure(exc))
+        # a defect's traceback goes to the log (secrets masked there too), not to the report
+        log.error(
+            "%s as of %s: run %s failed: %s",
+            model.name,
+            as_of,
+            run_id,
+            error,
+            exc_info=not isinstance(exc, RiskmonError),
         )
-        log.error("%s as of %s: run %s failed: %s", model.name, as_of, run_id, error)
         _record_failure(store, run_id, error, owner, record)
         return RunOutcome(model.name, as_of, "failed", run_id=run_id, error=error)
     except BaseException:  # interrupted (Ctrl-C, SystemExit): the run is marked, then re-raised
@@ -294,9 +300,7 @@ def _render_report(
     try:
         path = render_run_report(config, store, outcome.model, outcome.as_of, run_id=outcome.run_id)
     except Exception as exc:  # a report that cannot be written never undoes a stored run
-        error = redact(
-            str(exc) if isinstance(exc, RiskmonError) else f"{type(exc).__name__}: {exc}"
-        )
+        error = redact(describe_failure(exc))
         log.error(
             "%s as of %s: the report could not be written: %s", outcome.model, outcome.as_of, error
         )

@@ -11,7 +11,11 @@ point the command line uses. Three pieces:
   was running, and the failed dates before the model's newest success, at most
   ``scheduler.max_catch_up_runs`` of them per model (the newest), all read from the runs table;
 - :func:`scheduled_run` is the job itself: it reloads the configuration, opens the store and
-  runs one model as of the date its cron fired on.
+  runs one model as of the day before the date its cron fired on.
+
+A scheduled run monitors the days that have ended: its as-of date is the day before the one it
+fires on (:func:`riskmon.cron.as_of_started_on`), so a monthly ``0 2 1 * *`` runs as of month
+ends, the dates ``riskmon backfill --every month`` takes from a month end.
 
 Schedules are standard 5-field crontab expressions in ``scheduler.timezone``, read as cron reads
 them by :mod:`riskmon.cron`.
@@ -43,7 +47,7 @@ from apscheduler.schedulers.base import SchedulerNotRunningError
 from apscheduler.schedulers.blocking import BlockingScheduler
 
 from riskmon.config import ModelConfig, RiskmonConfig, load_config
-from riskmon.cron import cron_trigger, fire_dates, time_zone
+from riskmon.cron import AS_OF_LAG, as_of_started_on, cron_trigger, fire_dates, time_zone
 from riskmon.errors import ConfigError, RiskmonError
 from riskmon.figures import load_families
 from riskmon.outcome import RunOutcome
@@ -98,11 +102,11 @@ def missed_runs(
 ) -> list[tuple[ModelConfig, dt.date]]:
     """The (model, as-of date) pairs :func:`catch_up` would run, in the order it runs them.
 
-    For each scheduled model: every date its cron fired on after the as-of date of its newest
-    successful run, up to ``now``, and every date before it whose run failed; the newest
-    ``scheduler.max_catch_up_runs`` of them. A model that never succeeded has only today's fires
-    (already past) to catch up, not its history: backfill that with ``riskmon run`` on chosen
-    dates.
+    For each scheduled model: the as-of date of every fire of its cron (the day before the fire)
+    after the as-of date of its newest successful run, up to ``now``, and every date before it
+    whose run failed; the newest ``scheduler.max_catch_up_runs`` of them. A model that never
+    succeeded has only today's fires (already past) to catch up, not its history: backfill that
+    with ``riskmon backfill``.
     """
     timezone = scheduler_timezone(config)
     now = _local(now, timezone)
@@ -112,9 +116,11 @@ def missed_runs(
         if model.schedule is None or limit == 0:
             continue
         latest = store.latest_run(model.name)
-        first = latest.as_of + dt.timedelta(days=1) if latest is not None else now.date()
+        # the first fire whose as-of date is after the newest success's
+        first = latest.as_of + 2 * AS_OF_LAG if latest is not None else now.date()
         start = dt.datetime.combine(first, dt.time(), tzinfo=timezone)
-        dates = fire_dates(cron_trigger(model.schedule, timezone), start, now)
+        fired = fire_dates(cron_trigger(model.schedule, timezone), start, now)
+        dates = [as_of_started_on(day) for day in fired]
         if latest is not None:  # failed dates that a later success went past
             failed = [r.as_of for r in store.runs(model.name) if r.status == "failed"]
             dates = sorted({*dates, *(day for day in failed if day < latest.as_of)})
@@ -169,8 +175,15 @@ def _fire_date(config: RiskmonConfig, schedule: str, timezone: ZoneInfo) -> dt.d
     return fired[-1] if fired else now.date()
 
 
+def scheduled_as_of(config: RiskmonConfig, schedule: str) -> dt.date:
+    """The as-of date of the run a job fired on ``schedule`` is making: the day before the
+    date it fired on."""
+    timezone = scheduler_timezone(config)
+    return as_of_started_on(_fire_date(config, schedule, timezone))
+
+
 def scheduled_run(config_path: str, model_name: str) -> None:
-    """The scheduler's job: run ``model_name`` as of the date its cron fired on.
+    """The scheduler's job: run ``model_name`` as of the day before the date its cron fired on.
 
     The configuration is read again, so changed thresholds or sources apply from the next run
     on (a changed schedule needs a restart of ``riskmon schedule``). Nothing is raised: a failed
@@ -190,7 +203,7 @@ def scheduled_run(config_path: str, model_name: str) -> None:
                 config_path,
             )
             return
-        as_of = _fire_date(config, model.schedule, scheduler_timezone(config))
+        as_of = scheduled_as_of(config, model.schedule)
         with _opened(config.store.url) as store:
             (outcome,) = run_models(config, [model.name], as_of, store=store)
     except RunInterrupted:
@@ -329,6 +342,7 @@ __all__ = [
     "build_scheduler",
     "catch_up",
     "missed_runs",
+    "scheduled_as_of",
     "scheduled_run",
     "scheduler_timezone",
 ]

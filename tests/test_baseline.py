@@ -232,3 +232,52 @@ def test_every_source_database_freezes_the_same_baseline(
             (b.segment, b.label, b.n_total, b.n_bads) for b in variable.bins
         ], name
         assert [b.total for b in got_bins] == pytest.approx([b.total for b in variable.bins])
+
+
+def test_show_lists_the_score_and_the_characteristics_only(
+    loans: tuple[str, pd.DataFrame], tmp_path: Path
+) -> None:
+    url, _ = loans
+    # a challenger, a master scale and a cut-off: each freezes a table of riskmon's own
+    model = model_config(
+        url,
+        challengers=[{"column": "income", "name": "alt"}],
+        calibration={"grades": [0.05, 0.1, 0.2], "cutoff": 0.3},
+    )
+    path = tmp_path / "riskmon.yaml"
+    store = {"url": f"sqlite:///{tmp_path / 'store.db'}"}
+    path.write_text(
+        yaml.safe_dump({"store": store, "models": [model.model_dump(mode="json", by_alias=True)]})
+    )
+    runner = CliRunner()
+    assert runner.invoke(cli, ["-c", str(path), "db", "upgrade"]).exit_code == 0
+    frozen = runner.invoke(cli, ["-c", str(path), "baseline", "freeze"])
+    assert frozen.exit_code == 0, frozen.output
+    stored = MetricStore.open(store["url"])
+    try:
+        baseline = stored.latest_baseline("retail_pd")
+        assert baseline is not None
+        kept = set(baseline.variables)
+    finally:
+        stored.engine.dispose()
+    # the baseline holds them all, riskmon's own tables included
+    assert {"score_ranking", "challenger_grid", "challenger:alt", "pd_grade", "score_cutoff"} < kept
+    shown = runner.invoke(cli, ["-c", str(path), "baseline", "show", "retail_pd"])
+    assert shown.exit_code == 0, shown.output
+    listed = [
+        line.split(":")[0].strip() for line in shown.output.splitlines() if line.endswith(" bins")
+    ]
+    assert listed == ["score", *(c.name for c in model.characteristics)]
+
+
+def test_the_reserved_names_but_the_score_are_internal() -> None:
+    from riskmon.config._models import RESERVED_VARIABLES
+    from riskmon.records import SCORE, challenger_variable, is_internal_variable
+
+    assert {n for n in RESERVED_VARIABLES if is_internal_variable(n)} == RESERVED_VARIABLES - {
+        SCORE
+    }
+    assert is_internal_variable(challenger_variable("alt"))
+    assert is_internal_variable("migration")
+    assert is_internal_variable("_anything")
+    assert not is_internal_variable("income")

@@ -125,3 +125,17 @@ def test_python_dash_m_runs_the_same_cli() -> None:
         [sys.executable, "-m", "riskmon", "--version"], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == f"riskmon, version {__version__}"
+
+
+def test_demo_help_lists_the_demos_own_models() -> None:
+    from riskmon.demo import DEMO_RUNS, demo_config
+
+    models = demo_config(Path("."))["models"]
+    assert isinstance(models, list)
+    result = CliRunner().invoke(cli, ["demo", "--help"])
+    assert result.exit_code == 0, result.output
+    first, last = DEMO_RUNS
+    assert f"Its {len(models)} models, run monthly from {first} to {last}:" in result.output
+    listed = [line.split()[0] for line in result.output.splitlines() if line.startswith("  ")]
+    assert [m["name"] for m in models] == [n for n in listed if n in {m["name"] for m in models}]
+    assert "two models" not in result.output

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from riskmon.cli import cli
 from riskmon.collect import Source
 from riskmon.collect.source import one_statement
-from riskmon.errors import SourceError, StoreError
+from riskmon.errors import ConfigError, SourceError, StoreError
 
 from .collect.loans import load, loan_frame, model_config
 
@@ -144,3 +144,63 @@ def test_a_query_ending_in_a_semicolon_and_a_comment_is_read(tmp_path: Path) -> 
         pytest.raises(SourceError, match="must be one SELECT"),
     ):
         reader.check_columns()
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# only a comment\n   # and another\n"])
+def test_an_empty_file_fails_naming_it(tmp_path: Path, text: str) -> None:
+    config = tmp_path / "riskmon.yaml"
+    config.write_text(text)
+    code, lines = _check(config)
+    assert code == ConfigError.exit_code == 2, lines
+    expected = (
+        f"riskmon: error: {config}: the file is empty: expected a mapping with at least "
+        "`models` (config/riskmon.example.yaml documents every key)"
+    )
+    assert lines == [expected]
+
+
+def test_check_echoes_every_setting_that_changes_a_run(tmp_path: Path) -> None:
+    plain = _model("plain", "sqlite:///loans.db")
+    plain["columns"].pop("weight")
+    full = _model(
+        "full",
+        "sqlite:///loans.db",
+        challengers=[{"column": "pd_new", "name": "new_pd"}, "pd_old"],
+        calibration={
+            "points_to_pd": {"points": 600, "odds": 11, "pdo": 37},
+            "grades": [0.02, 0.1],
+            "default_correlation": 0.03,
+            "cutoff": 560,
+            "costs": {"false_accept": 5, "false_decline": 1},
+        },
+        rating={"migration": True, "horizon": "6 months", "min_rerated": 50},
+        thresholds={"consecutive": 3},
+    )
+    config = tmp_path / "riskmon.yaml"
+    config.write_text(yaml.safe_dump({"models": [plain, full]}))
+    code, lines = _check(config)
+    assert code == 0, lines
+    first, second = lines.index("model plain:"), lines.index("model full:")
+    plain_lines, full_lines = lines[first:second], lines[second:]
+
+    def line(lines: list[str], head: str) -> str:
+        (found,) = [x for x in lines if x.startswith(f"  {head}: ")]
+        return found.removeprefix(f"  {head}: ")
+
+    assert "weight: none" in line(plain_lines, "score")
+    assert "weight: exposure" in line(full_lines, "score")
+    assert line(plain_lines, "challengers") == "none"
+    assert line(full_lines, "challengers") == "new_pd (column pd_new), pd_old"
+    assert line(plain_lines, "calibration").startswith("on when the score is a PD; PD the score")
+    assert line(full_lines, "calibration") == (
+        "on; PD from points (600 points at 11:1 odds, 37 points to double); grades: master "
+        "scale, PD upper edges 0.02, 0.1; default correlation 0.03, confidence 0.99"
+    )
+    assert line(plain_lines, "cut-off") == "none"
+    assert line(full_lines, "cut-off") == "560 (costs: a bad accepted 5, a good declined 1)"
+    assert line(plain_lines, "rating migration") == "off"
+    assert line(full_lines, "rating migration") == (
+        "on, over 6 months, judged from 50 re-rated obligors"
+    )
+    assert "consecutive: 1 " in line(plain_lines, "thresholds")
+    assert "consecutive: 3 " in line(full_lines, "thresholds")

@@ -61,3 +61,11 @@ def test_the_cron_module_imports_nothing_of_riskmon_nor_apscheduler() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True)
     assert done.stdout.split() == ["riskmon", "riskmon.cron"]
+
+
+def test_a_run_started_on_a_day_is_as_of_the_day_before() -> None:
+    from riskmon.cron import as_of_started_on
+
+    assert as_of_started_on(dt.date(2024, 12, 1)) == dt.date(2024, 11, 30)
+    assert as_of_started_on(dt.date(2024, 3, 1)) == dt.date(2024, 2, 29)  # a leap year
+    assert as_of_started_on(dt.date(2025, 1, 1)) == dt.date(2024, 12, 31)

@@ -66,7 +66,7 @@ def _rows(config: Path, *args: str) -> list[dict[str, Any]]:
         (
             ["--figure", "csi"],
             "--variable",
-            "--figure csi is measured per characteristic: give --variable (one of: grade, "
+            "--figure csi is measured per variable: give --variable (one of: grade, "
             "income, region)",
         ),
         (
@@ -212,3 +212,82 @@ def test_with_a_variable_the_status_is_the_variables(config: Path) -> None:
         rows = _rows(config, "--figure", "csi", "--variable", variable)
         assert [r["status"] for r in rows] == [worst(d, variable) for d in AS_OF], variable
     assert [r["status"] for r in _rows(config, "--figure", "ks")] == [worst(d) for d in AS_OF]
+
+
+# --------------------------------------------------------------------------- display
+
+
+def test_the_table_takes_the_terminals_width_and_says_what_does_not_fit(config: Path) -> None:
+    narrow = CliRunner().invoke(cli, ["-c", str(config), "history", "retail_pd"],
+                                env={"COLUMNS": "60"})  # fmt: skip
+    assert narrow.exit_code == 0, narrow.output
+    lines = narrow.output.splitlines()
+    assert max(len(line) for line in lines[:-1]) <= 60
+    assert lines[-1].startswith("(the table needs ")
+    assert lines[-1].split(" columns, ")[1].startswith("60 shown")
+    # a file or a pipe (no terminal, no $COLUMNS): the table's own width, no cell cut
+    whole = CliRunner().invoke(cli, ["-c", str(config), "history", "retail_pd"],
+                               env={"COLUMNS": None})  # fmt: skip
+    assert whole.exit_code == 0, whole.output
+    assert "…" not in whole.output
+    assert "(the table needs" not in whole.output
+    for row in _rows(config):
+        assert f"{row['current.n_rows']}" in whole.output
+
+
+@pytest.mark.parametrize("value", [1e-18, 4.977e-19, 0.000999, 0.001, 0.0362, 0.5, 0.0, 1.0])
+def test_figures_are_shown_as_the_report_shows_p_values(value: float) -> None:
+    from riskmon.cli.history import _number
+    from riskmon.report.render import environment
+
+    assert _number(value) == environment().filters["param"](value)
+    assert _number(value) != "0.0000" or value == 0
+
+
+def test_a_tiny_p_value_is_not_shown_as_zero(config: Path) -> None:
+    store = MetricStore.open(f"sqlite:///{config.parent / 'store.db'}")
+    try:
+        points = store.history("retail_pd", "jeffreys_p", population="performance")
+    finally:
+        store.engine.dispose()
+    code, table = _history(config, "--figure", "jeffreys_p")
+    assert code == 0, table
+    for point in points:
+        assert point.value is not None
+        shown = f"{point.value:.4g}" if point.value < 1e-3 else f"{point.value:.4f}"
+        assert shown in table
+
+
+@pytest.fixture(scope="module")
+def with_challenger(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A model with a challenger (its income, named alt) and one run."""
+    folder = tmp_path_factory.mktemp("challenger")
+    source = f"sqlite:///{folder / 'loans.db'}"
+    load(source, loan_frame(seed=12, n=4000))
+    model = model_config(
+        source, performance_window="2 months", challengers=[{"column": "income", "name": "alt"}]
+    ).model_dump(mode="json", by_alias=True)
+    path = folder / "riskmon.yaml"
+    path.write_text(yaml.safe_dump({"store": {"url": "sqlite:///store.db"}, "models": [model]}))
+    assert CliRunner().invoke(cli, ["-c", str(path), "db", "upgrade"]).exit_code == 0
+    result = CliRunner().invoke(cli, ["-c", str(path), "run", "--as-of", AS_OF[1]])
+    assert result.exit_code in (0, 1), result.output
+    return path
+
+
+@pytest.mark.parametrize("figure", ["challenger_auc", "challenger_delong_p", "challenger_n"])
+def test_a_challengers_figure_suggests_the_challengers(with_challenger: Path, figure: str) -> None:
+    code, out = _history(with_challenger, "--figure", figure)
+    assert code == 2, out
+    assert "give --variable (one of: alt)" in " ".join(out.split())
+    code, out = _history(with_challenger, "--figure", figure, "--variable", "income")
+    assert code == 2, out
+    assert "unknown variable 'income' (known: alt)" in " ".join(out.split())
+    code, out = _history(with_challenger, "--figure", figure, "--variable", "alt")
+    assert code == 0, out
+
+
+def test_a_figure_the_runs_never_stored_says_so(config: Path) -> None:
+    code, out = _history(config, "--figure", "challenger_auc")
+    assert code == 2, out
+    assert "challenger_auc is stored for no variable in the model's runs" in " ".join(out.split())

@@ -26,3 +26,14 @@ def test_every_command_in_the_operations_table_exists() -> None:
     for command in commands:
         result = CliRunner().invoke(cli, [command, "--help"])
         assert result.exit_code == 0, (command, result.output)
+
+
+def test_every_database_extra_is_named() -> None:
+    import pytest
+
+    tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11")
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    extras = set(pyproject["project"]["optional-dependencies"]) - {"test"}
+    assert {"postgres", "duckdb", "mysql"} <= extras
+    named = set(re.findall(r"`\[([a-z]+)\]`", README))
+    assert extras <= named, f"extras the README does not name: {sorted(extras - named)}"

@@ -207,3 +207,43 @@ def test_a_run_whose_report_cannot_be_written_says_so_and_exits_3(
         assert store.figures(run.id)
     finally:
         store.engine.dispose()
+
+
+def test_run_without_a_date_runs_as_of_yesterday_as_a_scheduled_run(config_path: Path) -> None:
+    before = dt.datetime.now(dt.timezone.utc).date()
+    _invoke(config_path, "run")
+    after = dt.datetime.now(dt.timezone.utc).date()
+    store = _store(config_path)
+    try:
+        (run,) = store.runs("retail_pd")
+    finally:
+        store.engine.dispose()
+    # scheduler.timezone is UTC by default: the last day that has ended there
+    assert run.as_of in {before - dt.timedelta(days=1), after - dt.timedelta(days=1)}
+
+
+def test_backfill_by_schedule_takes_the_scheduled_runs_as_of_dates(config_path: Path) -> None:
+    code, out = _invoke(
+        config_path, "backfill", "retail_pd", "--from", "2025-02-01", "--to", "2025-04-30",
+        "--every", "schedule",
+    )  # fmt: skip
+    assert code == EXIT_USAGE
+    assert "model 'retail_pd' has no schedule" in out
+    document = yaml.safe_load(config_path.read_text())
+    document["models"][0]["schedule"] = "0 2 1 * *"  # monthly, on the 1st
+    config_path.write_text(yaml.safe_dump(document))
+    code, out = _invoke(
+        config_path, "backfill", "retail_pd", "--from", "2025-02-01", "--to", "2025-04-30",
+        "--every", "schedule",
+    )  # fmt: skip
+    assert code == EXIT_OK, out
+    store = _store(config_path)
+    try:
+        # the fires of 1 March, 1 April and 1 May run as of the month ends before them
+        assert [str(r.as_of) for r in store.runs("retail_pd")] == [
+            "2025-02-28",
+            "2025-03-31",
+            "2025-04-30",
+        ]
+    finally:
+        store.engine.dispose()

@@ -51,6 +51,8 @@ class HeatMap:
     #: where the grades end and the margins (no grade, appeared, left, defaulted) begin
     split_x: float
     split_y: float
+    #: what an outlined (flagged) cell means, under the map; empty when nothing is flagged
+    legend: str = ""
 
 
 def _short(value: float) -> str:
@@ -74,9 +76,11 @@ def heat_map(
     flagged: Sequence[tuple[int, int]] = (),
     row_title: str = "from",
     column_title: str = "to",
+    legend: str = "",
 ) -> HeatMap:
     """``counts`` (rows × columns) shaded by each cell's share of its row; the first ``grades``
-    rows and columns are the grades, the rest margins, set apart by a line."""
+    rows and columns are the grades, the rest margins, set apart by a line. The ``flagged``
+    cells are outlined, and ``legend`` says why."""
     n_rows, n_columns = len(row_labels), len(column_labels)
     left, top = LABEL_ROOM, TITLE_ROOM + 14.0
     cells = []
@@ -130,4 +134,5 @@ def heat_map(
         column_title=column_title,
         split_x=round(left + grades * CELL, 1),
         split_y=round(top + grades * CELL, 1),
+        legend=legend,
     )

@@ -22,7 +22,7 @@ import click
 
 from riskmon import __version__
 from riskmon.cli._app import CONFIG_ENV_VAR, _App, _CliError, asks_for_json, echo_json_error
-from riskmon.errors import EXIT_FAILED, RiskmonError
+from riskmon.errors import EXIT_FAILED, RiskmonError, describe_failure
 from riskmon.redact import RedactingFilter, redact
 
 log = logging.getLogger("riskmon.cli")
@@ -83,7 +83,7 @@ class _Group(click.Group):
             raise
         except Exception as exc:  # a bug: one line and exit 3, the traceback in the log
             log.debug("unexpected error", exc_info=True)
-            message = f"unexpected {type(exc).__name__}: {exc} (-vv shows where)"
+            message = f"{describe_failure(exc)} (-vv shows where)"
             error = _CliError(redact(message), EXIT_FAILED)
         if as_json:
             echo_json_error(error.format_message(), error.exit_code)

@@ -54,7 +54,10 @@ def baseline_freeze(app: _App, models: tuple[str, ...], force: bool) -> None:
 @click.argument("model")
 @click.pass_obj
 def baseline_show(app: _App, model: str) -> None:
-    """Show MODEL's newest baseline: window, bins and headline figures."""
+    """Show MODEL's newest baseline: window, the score's and characteristics' bins, and
+    headline figures (riskmon's own tables of the score are not shown)."""
+    from riskmon.records import is_internal_variable
+
     with _store(app) as store:
         frozen = store.latest_baseline(app.config(sources=False).model(model).name)
     if frozen is None:
@@ -66,10 +69,12 @@ def baseline_show(app: _App, model: str) -> None:
     click.echo(f"{frozen.model} baseline version {frozen.version}, frozen {frozen_at}")
     click.echo(f"  window {window}: {frozen.n_rows} loans, {frozen.n_bads} bads")
     for name, var in frozen.variables.items():
+        if is_internal_variable(name):
+            continue
         n_bins = len({b.bin_index for b in var.bins}) or "-"
         click.echo(f"  {name}: {var.kind}, {n_bins} bins")
     for figure in frozen.figures:
-        if figure.segment:
+        if figure.segment or is_internal_variable(figure.variable):
             continue
         what = f"{figure.name}({figure.variable})" if figure.variable else figure.name
         click.echo(

@@ -35,6 +35,7 @@ def config_check(app: _App, connect: bool) -> None:
     reading nothing but their names and types; the exit code is then that of the first
     failed check's error.
     """
+    from riskmon.cli._describe import model_lines
     from riskmon.config import resolve_config_path
     from riskmon.notify import channel_key
 
@@ -45,24 +46,10 @@ def config_check(app: _App, connect: bool) -> None:
     for model in config.models:
         source = model.source
         what = f"table {source.table}" if source.table else "query"
-        segments = ", ".join(model.columns.segments) or "none"
         click.echo(f"model {model.name}:")
         click.echo(f"  source: {mask_url(source.url)} ({what})")
-        click.echo(
-            f"  score: {model.columns.score} ({model.score_direction}), "
-            f"label: {model.columns.label}, segments: {segments}"
-        )
-        click.echo(
-            f"  characteristics: {len(model.characteristics)}; "
-            f"baseline {model.baseline.start} to {model.baseline.end}; "
-            f"stability window {model.stability_window}, "
-            f"performance window {model.performance_window}"
-        )
-        t = model.thresholds
-        click.echo(
-            f"  thresholds: KS {t.ks[0]}-{t.ks[1]}, PSI {t.psi.amber}/{t.psi.red}, "
-            f"CSI {t.csi.amber}/{t.csi.red}; schedule: {model.schedule or 'on demand'}"
-        )
+        for line in model_lines(model):
+            click.echo(line)
         for channel in model.notify:
             # a webhook URL is a secret (the path is its token): show its digest only
             target = channel_key(channel)

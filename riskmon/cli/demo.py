@@ -4,13 +4,44 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import click
 
 from riskmon.cli.runs import EXIT_RUN_FAILED
 
 
-@click.command("demo")
+def _model_line(model: dict[str, Any]) -> str:
+    """What one of the demo's models is, from its configuration."""
+    columns, calibration = model["columns"], model.get("calibration", {})
+    parts = [f"score {columns['score']} ({model['score_direction'].replace('_', ' ')})"]
+    if columns.get("weight"):
+        parts.append(f"weighted by {columns['weight']}")
+    if "grades" in calibration:
+        parts.append("a master scale")
+    if "cutoff" in calibration:
+        parts.append(f"a cut-off at {calibration['cutoff']}")
+    parts += [f"challenger {c['name']}" for c in model.get("challengers", [])]
+    if model.get("rating", {}).get("migration"):
+        parts.append("rating migrations")
+    return ", ".join(parts)
+
+
+class _DemoCommand(click.Command):
+    """The demo command, whose help lists the demo's models as its configuration has them
+    (read only when that help is asked for: ``riskmon --help`` stays fast)."""
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_help_text(ctx, formatter)
+        from riskmon.demo import DEMO_RUNS, demo_config
+
+        models: list[dict[str, Any]] = demo_config(Path("."))["models"]  # type: ignore[assignment]
+        first, last = DEMO_RUNS
+        with formatter.section(f"Its {len(models)} models, run monthly from {first} to {last}"):
+            formatter.write_dl([(m["name"], _model_line(m)) for m in models])
+
+
+@click.command("demo", cls=_DemoCommand)
 @click.option(
     "--dir",
     "folder",
@@ -20,11 +51,12 @@ from riskmon.cli.runs import EXIT_RUN_FAILED
     help="Folder for the demo's loans, configuration, store and reports.",
 )
 def demo_command(folder: Path) -> None:
-    """Build a demo: a synthetic book of 200,000+ scored loans, two models, a year of runs.
+    """Build a demo: synthetic books of scored loans and re-rated accounts, its models, a year
+    of monthly runs and their reports.
 
-    An application scorecard (points, higher is safer) and a behavioural PD model are
-    monitored monthly through 2024 while the population drifts, the PD model degrades and the
-    broker channel turns bad. Prints the path of the reports' index.
+    The models below are monitored monthly, as of month ends, while the population drifts,
+    the behavioural PD model degrades, the broker channel turns bad and the accounts' ratings
+    move farther. Prints the path of the reports' index.
     """
     from riskmon.demo import run_demo
 

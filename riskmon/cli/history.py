@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -69,7 +70,7 @@ def _chosen_column(
     population: str | None,
     segment: str,
     stored: set[tuple[str, str, str, str]],
-    characteristics: Sequence[str],
+    configured: Sequence[str],
 ) -> _Column:
     """The one column ``--figure`` asks for, after checking every name against the catalog
     and against what the model's runs stored."""
@@ -87,11 +88,15 @@ def _chosen_column(
     spec = next(s for s in specs if s.population == chosen)
     in_runs = {(v, g) for f, p, v, g in stored if (f, p) == (figure, chosen)}
     if spec.scope == "variable":
-        names = {v for v, _ in in_runs} | set(characteristics)
+        # the variables its runs stored it for (a challenger's figures: the challengers; a
+        # grade's: the grades); before any run, the names the configuration gives variables
+        names = {v for v, _ in in_runs} if stored else set(configured)
+        if stored and not names:
+            raise _bad("--figure", f"{figure} is stored for no variable in the model's runs")
         if variable is None:
             raise _bad(
                 "--variable",
-                f"--figure {figure} is measured per characteristic: give --variable "
+                f"--figure {figure} is measured per variable: give --variable "
                 f"(one of: {_known(names)})",
             )
         if variable not in names:
@@ -181,7 +186,9 @@ def history_command(
         segments = {g for *_, g in stored}
         if segment and stored and segment not in segments:
             raise _bad("--segment", f"unknown segment {segment!r} (known: {_known(segments)})")
-        characteristics = [c.name for c in chosen.characteristics]
+        # the names the configuration gives variables: characteristics, challengers
+        configured = [c.name for c in chosen.characteristics]
+        configured += [c.label for c in chosen.challengers]
         if figure is None:
             # a family the model does not use (migrations, say) stores no figure: no column
             names = {(name, population) for name, population, *_ in stored}
@@ -189,9 +196,7 @@ def history_command(
                 c for c in _default_columns() if not names or (c.figure, c.population) in names
             ]
         else:
-            columns = [
-                _chosen_column(figure, variable, population, segment, stored, characteristics)
-            ]
+            columns = [_chosen_column(figure, variable, population, segment, stored, configured)]
         values = {
             c: {
                 p.as_of: p.value
@@ -258,7 +263,17 @@ def _print(
         table.add_column(header, justify="right" if right else "left")
     for row in rows:
         table.add_row(*(cell(row) for _, _, cell in shown))
-    Console(width=max(100, 16 * len(shown))).print(table)
+    console = Console()  # a terminal's width, or $COLUMNS
+    needed = Console(width=_UNBOUNDED).measure(table).maximum
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        # a file or a pipe has no width: the table's own, so that no cell is cut
+        console = Console(width=needed)
+    console.print(table)
+    if needed > console.width:
+        click.echo(
+            f"(the table needs {needed} columns, {console.width} shown: choose one --figure, "
+            f"or read it whole with --format csv)"
+        )
 
 
 def _table_columns(
@@ -287,7 +302,17 @@ def _table_columns(
     return shown
 
 
+#: a width no table reaches: the table is measured in it
+_UNBOUNDED = 100_000
+#: below this, a figure is shown in scientific notation (the report's p-values are too)
+SMALL_FIGURE = 1e-3
+
+
 def _number(value: float | int | None) -> str:
+    """A figure as the report shows a p-value: four decimals, or four significant digits in
+    scientific notation below 0.001 (``1e-18``, never ``0.0000``)."""
     if value is None:
         return "n/a"
-    return str(value) if isinstance(value, int) else f"{value:.4f}"
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.4g}" if 0 < abs(value) < SMALL_FIGURE else f"{value:.4f}"

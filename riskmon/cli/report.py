@@ -1,4 +1,4 @@
-"""``riskmon report``: write a model's run report and the index from the metric store."""
+"""``riskmon report``: write run reports and the index from the metric store."""
 
 from __future__ import annotations
 
@@ -16,27 +16,37 @@ from riskmon.cli._app import _App, _store
     "as_of",
     type=click.DateTime(formats=["%Y-%m-%d"]),
     default=None,
-    help="The run's as-of date (YYYY-MM-DD). Default: MODEL's newest run.",
+    help="The runs' as-of date (YYYY-MM-DD). Default: each model's newest run.",
 )
 @click.option("--index-only", is_flag=True, help="Only rewrite the index of every model.")
 @click.pass_obj
 def report_command(
     app: _App, model: str | None, as_of: dt.datetime | None, index_only: bool
 ) -> None:
-    """Write the HTML report of MODEL's run, and the index of every model.
+    """Write the HTML report of MODEL's run (default: of every model's), and the index.
 
     Reports go to store.reports_dir: <model>/<as-of date>.html and index.html. Each written
-    path is printed.
+    path is printed. Without MODEL, a model with no run (as of --as-of) is skipped and said so
+    on stderr; no run at all is an error (exit 2), as it is for a MODEL.
     """
-    from riskmon.report import render_index, render_run_report
+    from riskmon.report import NoRunError, render_index, render_run_report
 
     if index_only and (model is not None or as_of is not None):
         raise click.UsageError("--index-only takes no MODEL and no --as-of")
-    if not index_only and model is None:
-        raise click.UsageError("give a MODEL, or --index-only")
     config = app.config(sources=False)
+    day = as_of.date() if as_of is not None else None
     with _store(app) as store:
         if model is not None:
-            day = as_of.date() if as_of is not None else None
             click.echo(str(render_run_report(config, store, model, day)))
+        elif not index_only:
+            written = 0
+            for each in config.models:
+                try:
+                    click.echo(str(render_run_report(config, store, each.name, day)))
+                    written += 1
+                except NoRunError as exc:
+                    click.echo(f"riskmon report: {exc}: skipped", err=True)
+            if not written:
+                when = f" as of {day}" if day else ""
+                raise NoRunError(f"no model has a run{when} in the metric store")
         click.echo(str(render_index(config, store)))

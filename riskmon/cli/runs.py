@@ -15,6 +15,7 @@ from riskmon.errors import EXIT_ALERT, EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from riskmon.records import Status, why
 
 if TYPE_CHECKING:
+    from riskmon.config import ModelConfig
     from riskmon.outcome import RunOutcome
 
 #: a run failed or another process holds it (riskmon.errors.EXIT_FAILED)
@@ -74,9 +75,48 @@ def _echo_outcome(outcome: RunOutcome) -> None:
         click.echo(f"  report not written: {outcome.report_error}")
 
 
+def _yesterday(timezone: str) -> dt.date:
+    """The as-of date of a run started now without one, as a scheduled run's (riskmon.cron)."""
+    from riskmon.cron import as_of_started_on, time_zone
+
+    return as_of_started_on(dt.datetime.now(time_zone(timezone)).date())
+
+
+def backfill_dates(model: ModelConfig, start: dt.date, end: dt.date, every: str) -> list[dt.date]:
+    """The as-of dates of a backfill from ``start`` to ``end``: steps of a day, a week or a
+    month from ``start`` (months keep month ends), or with ``every="schedule"`` the as-of dates
+    of the model's scheduled runs (the day before each fire of its cron) in the range."""
+    from riskmon.config import Period
+    from riskmon.plan import as_of_dates
+
+    if every != "schedule":
+        return as_of_dates(start, end, Period(count=1, unit=every))
+    if model.schedule is None:
+        raise _CliError(
+            f"--every schedule: model {model.name!r} has no schedule; choose day, week or month",
+            EXIT_USAGE,
+        )
+    from riskmon.cron import AS_OF_LAG, as_of_started_on, cron_trigger, fire_dates, time_zone
+
+    zone = time_zone("UTC")  # only the fires' dates matter, not their hour
+    first, last = (
+        dt.datetime.combine(d + AS_OF_LAG, t, tzinfo=zone)
+        for d, t in ((start, dt.time.min), (end, dt.time.max))
+    )
+    return [
+        as_of_started_on(d) for d in fire_dates(cron_trigger(model.schedule, zone), first, last)
+    ]
+
+
 @click.command("run")
 @click.argument("models", nargs=-1)
-@click.option("--as-of", type=_DATE, default=None, help="As-of date (YYYY-MM-DD). Default: today.")
+@click.option(
+    "--as-of",
+    type=_DATE,
+    default=None,
+    help="As-of date (YYYY-MM-DD). Default: yesterday, the last day that has ended "
+    "(in scheduler.timezone), as a scheduled run.",
+)
 @click.option(
     "--format",
     "fmt",
@@ -111,7 +151,7 @@ def run_command(
     from riskmon.run import run_models
 
     config = app.config()
-    day = as_of.date() if as_of else dt.date.today()
+    day = as_of.date() if as_of else _yesterday(config.scheduler.timezone)
     with _store(app) as store:
         outcomes = run_models(config, models, day, store=store, strategy=strategy)  # type: ignore[arg-type]
     if fmt == "json":
@@ -128,10 +168,11 @@ def run_command(
 @click.option("--to", "end", type=_DATE, required=True, help="Last as-of date (inclusive).")
 @click.option(
     "--every",
-    type=click.Choice(["day", "week", "month"]),
+    type=click.Choice(["day", "week", "month", "schedule"]),
     default="month",
     show_default=True,
-    help="Step between as-of dates (months keep month ends).",
+    help="Step between as-of dates (months keep month ends); schedule: the as-of dates of "
+    "MODEL's scheduled runs, each the day before a fire of its cron.",
 )
 @_STRATEGY_OPTION
 @click.pass_obj
@@ -142,15 +183,19 @@ def backfill_command(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from riskmon.config import Period
-    from riskmon.plan import as_of_dates
     from riskmon.run import run_models
 
     config = app.config()
     chosen = config.model(model)
     if end < start:
         raise _CliError(f"--to {end:%Y-%m-%d} is before --from {start:%Y-%m-%d}", EXIT_USAGE)
-    dates = as_of_dates(start.date(), end.date(), Period(count=1, unit=every))
+    dates = backfill_dates(chosen, start.date(), end.date(), every)
+    if not dates:
+        raise _CliError(
+            f"{chosen.name}'s schedule {chosen.schedule!r} runs as of no date from "
+            f"{start:%Y-%m-%d} to {end:%Y-%m-%d}",
+            EXIT_USAGE,
+        )
     outcomes: list[RunOutcome] = []
     columns = (
         TextColumn("{task.description}"),

@@ -32,7 +32,9 @@ def _announce(message: str) -> None:
 def schedule_command(app: _App) -> None:
     """Run every model on its cron schedule until stopped.
 
-    On start, runs the dates missed since each model's last successful run (scheduler.catch_up).
+    Each run is as of the day before the one its cron fires on (a monthly 0 2 1 * * runs as
+    of month ends). On start, runs the dates missed since each model's last successful run
+    (scheduler.catch_up).
     SIGTERM or Ctrl-C lets the run in progress finish, then exits 0; a second one abandons the
     run (recorded as failed) and exits 128 + the signal number.
     """

@@ -153,6 +153,12 @@ def load_config(
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
         raise ConfigError(f"invalid YAML{where}: {problem}", path=str(resolved)) from None
+    if data is None:  # nothing but blanks and comments: a file emptied by mistake, or the wrong one
+        raise ConfigError(
+            "the file is empty: expected a mapping with at least `models` "
+            "(config/riskmon.example.yaml documents every key)",
+            path=str(resolved),
+        )
     return parse_config(
         data,
         source=str(resolved),

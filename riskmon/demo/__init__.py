@@ -40,7 +40,9 @@ DEMO_SPEC = BookSpec(
     degrade_from=dt.date(2023, 4, 1),  # cohorts scored from April 2023 lose discrimination
     bad_segment_from=dt.date(2023, 6, 1),  # broker loans from June 2023 default more
 )
-DEMO_RUNS = (dt.date(2024, 1, 31), dt.date(2024, 12, 31))  # monthly as-of dates, month ends
+#: the as-of dates of the monthly runs: month ends, those the demo's schedule (``0 2 1 * *``,
+#: on the 1st) runs as of (riskmon.cron.as_of_started_on)
+DEMO_RUNS = (dt.date(2024, 1, 31), dt.date(2024, 12, 31))
 #: accounts re-rated monthly from 2022 (a baseline in 2023 compares with a year before it);
 #: from July 2024 their ratings move farther each month
 DEMO_ACCOUNTS = AccountSpec(
@@ -65,7 +67,7 @@ def demo_config(folder: Path) -> dict[str, object]:
         "baseline": {"start": "2023-01-01", "end": "2023-06-30"},
         "stability_window": "1 month",
         "performance_window": "12 months",
-        "schedule": "0 2 1 * *",
+        "schedule": "0 2 1 * *",  # on the 1st at 02:00, as of the month end before
         # a month's cohort per channel is a few thousand loans: judge only significant drops
         "thresholds": {"significant_drops_only": True},
     }

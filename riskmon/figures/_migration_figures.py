@@ -79,6 +79,12 @@ def grid(
     return Grid(labels, n, w)
 
 
+def adjusted_p(p: float, n_tests: int) -> float:
+    """A cell's p-value Bonferroni-adjusted for the ``n_tests`` cells tested, as the
+    ``migration_stability`` rule judges the smallest of them: min(1, p · n)."""
+    return min(1.0, p * n_tests)
+
+
 def _stability(graded: np.ndarray) -> tuple[float | None, str | None, list[dict[str, Any]]]:
     """The smallest Bonferroni-adjusted p that a cell holds more than its neighbour nearer the
     diagonal, why it is undefined, and every tested cell."""
@@ -98,7 +104,7 @@ def _stability(graded: np.ndarray) -> tuple[float | None, str | None, list[dict[
     if not cells:
         return None, reason or "no cell two or more grades off the diagonal could be tested", []
     smallest = min(c["p"] for c in cells)
-    return min(1.0, smallest * len(cells)), None, cells
+    return adjusted_p(smallest, len(cells)), None, cells
 
 
 def migration_figures(

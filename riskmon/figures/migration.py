@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from riskmon.charts import Chart, HeatMap, heat_map, trend_chart
+from riskmon.config import PValueLevels
 from riskmon.figures._family import (
     Family,
     FigureSpec,
@@ -60,6 +61,7 @@ from riskmon.figures._family import (
 from riskmon.figures._migration_figures import (
     COLUMN_MARGINS,
     ROW_MARGINS,
+    adjusted_p,
     compute,
     freeze,
 )
@@ -167,11 +169,26 @@ class MigrationSection:
     within_one: FigureRecord | None
     within_one_exposure: FigureRecord | None
     stability: FigureRecord | None
+    #: the cells whose adjusted p is below ``flag_level`` (each with its ``p_adjusted``)
     flagged: list[dict[str, Any]]
+    flag_level: float
     bandwidth_status: str | None
     stability_status: str | None
     heat: HeatMap
     trend: Chart
+
+
+def _flagged(run: RunView, stability: FigureRecord | None) -> tuple[float, list[dict[str, Any]]]:
+    """The level cells are flagged at (the ``migration_stability`` rule's AMBER level, as its
+    alert stored it) and the cells whose adjusted p, the p the rule judges, is below it, each
+    with its ``p_adjusted``."""
+    alert = run.alerts.get("migration_stability")
+    level = float(
+        (alert.thresholds.get("amber") if alert is not None else None) or PValueLevels().amber
+    )
+    cells = stability.params.get("cells", []) if stability else []
+    adjusted = [{**c, "p_adjusted": adjusted_p(c["p"], len(cells))} for c in cells]
+    return level, [c for c in adjusted if c["p_adjusted"] < level]
 
 
 def section(run: RunView) -> MigrationSection | None:
@@ -185,10 +202,8 @@ def section(run: RunView) -> MigrationSection | None:
     for b in run.bins.get(CURRENT, MIGRATION):
         counts[int(b.extra["row"]), int(b.extra["col"])] = b.n_total
     stability = f.get("migration_stability_p", CURRENT)
-    level = 0.05
-    flagged = [
-        c for c in (stability.params.get("cells", []) if stability else []) if c["p"] < level
-    ]
+    level, flagged = _flagged(run, stability)
+    n_tested = len(stability.params.get("cells", [])) if stability else 0
     upper_series, _ = run.history.series("migration_mwb_upper", CURRENT)
     trend = trend_chart(
         "Matrix weighted bandwidth over time (upper: downgrades)",
@@ -208,6 +223,7 @@ def section(run: RunView) -> MigrationSection | None:
         within_one_exposure=f.get("migration_within_one_exposure", CURRENT),
         stability=stability,
         flagged=flagged,
+        flag_level=level,
         bandwidth_status=run.alerts.status("migration_bandwidth"),
         stability_status=run.alerts.status("migration_stability"),
         heat=heat_map(
@@ -217,6 +233,12 @@ def section(run: RunView) -> MigrationSection | None:
             column_labels=[*(str(i + 1) for i in range(k)), "none", "left", "def."],
             grades=k,
             flagged=[(c["from"] - 1, c["to"] - 1) for c in flagged],
+            legend=(
+                f"Outlined: a cell whose adjusted p (Bonferroni over the {n_tested} cells "
+                f"tested) is below {level:g}, the migration_stability rule's AMBER level"
+                if n_tested
+                else ""
+            ),
         ),
         trend=trend,
     )

@@ -243,9 +243,12 @@ class RatingSection:
 
 
 def section(run: RunView) -> RatingSection | None:
+    """The Rating system section; None for a model without grades (its figures are measured on
+    the score's baseline bins, spread evenly by construction: nothing to show of a rating
+    system) and for a run without the figures."""
     f = run.figures
     hi = f.get("rating_herfindahl", CURRENT)
-    if hi is None:
+    if hi is None or hi.params.get("grades") == SCORE_BINS:
         return None
     rows = [
         GradeRow(

@@ -223,3 +223,43 @@ def test_a_horizon_shorter_than_the_window_is_refused(book_url: tuple[str, pd.Da
     with pytest.raises(ConfigError, match=r"rating.horizon: expected at least the stability"):
         _model(url, "pd_steady", rating={"migration": True, "horizon": "2 weeks"})
     assert CURRENT == "current"
+
+
+def test_the_heat_map_outlines_the_cells_the_rule_finds_by_their_adjusted_p(
+    book_url: tuple[str, pd.DataFrame], tmp_path: Path
+) -> None:
+    from ..report.htmltree import parse
+
+    url, _ = book_url
+    store = fresh_store(tmp_path)
+    model = _model(url, "pd_jumpy")
+    outcome = run_model(model, AS_OF, store=store)
+    assert outcome.ok, outcome.error
+    (stability,) = [
+        f for f in outcome.figures if f.name == "migration_stability_p" and not f.segment
+    ]
+    cells = stability.params["cells"]
+    level = model.thresholds.migration_stability.amber
+    # Bonferroni over the cells tested, as the rule's own p (its smallest) is adjusted
+    adjusted = {(c["from"], c["to"]) for c in cells if min(1.0, c["p"] * len(cells)) < level}
+    unadjusted = {(c["from"], c["to"]) for c in cells if c["p"] < level}
+    assert adjusted  # this book has a cell the rule finds...
+    assert adjusted != unadjusted  # ...and cells significant only unadjusted
+    page = parse(
+        render_run_report(report_config(store, model, tmp_path), store, "m", AS_OF).read_text()
+    )
+    section = page.get("section", id="migration")
+    outlined = set()
+    for rect in section.iter("rect"):
+        if "flagged" in rect.classes():
+            start, end = rect.get("title").text().split(":")[0].split(" → ")
+            outlined.add((int(start), int(end)))
+    assert outlined == adjusted
+    listed = {
+        (int(row.get("th").text()), int(row.get("td").text()))
+        for row in section.get("table", class_="grid flagged-cells").iter("tr")
+        if "flagged" in row.classes()
+    }
+    assert listed == adjusted
+    legend = section.get("span", class_="muted legend").text()
+    assert f"adjusted p (Bonferroni over the {len(cells)} cells tested) is below 0.05" in legend

@@ -18,6 +18,7 @@ from riskmon.config import ModelConfig
 from riskmon.plan import plan_run
 from riskmon.records import CURRENT, Status
 from riskmon.run import run_model
+from riskmon.store import MetricStore
 
 from .books import book_model, fresh_store, write_loans
 
@@ -172,8 +173,28 @@ def test_a_scorecard_without_a_master_scale_is_graded_on_its_baseline_bins_not_j
     value_bins = [b for b in score_bins if b.label != "missing"]
     assert [b.label for b in bins] == [b.label for b in reversed(value_bins)]
     assert [b.n_total for b in bins] == [b.n_total for b in reversed(value_bins)]
-    # equal-frequency bins are spread evenly by construction: reported, not judged
+    # equal-frequency bins are spread evenly by construction: stored, not judged, not shown
     assert not [a for a in outcome.alerts if a.rule == "rating_concentration"]
+    assert "rating" not in _report_sections(store, outcome.run_id)
+
+
+def _report_sections(store: MetricStore, run_id: int) -> list[str]:
+    from riskmon.report.context import run_report_context
+
+    run = store.run_by_id(run_id)
+    assert run is not None
+    return [s.name for s in run_report_context(store, run, model=None).sections]
+
+
+def test_a_model_with_a_master_scale_has_its_rating_system_section(
+    book_url: tuple[str, pd.DataFrame], tmp_path: Path
+) -> None:
+    url, _ = book_url
+    store = _store(tmp_path)
+    outcome = run_model(_model(url, "pd_true", calibration={"grades": EDGES}), AS_OF, store=store)
+    assert outcome.ok, outcome.error
+    assert outcome.run_id is not None
+    assert "rating" in _report_sections(store, outcome.run_id)
 
 
 def test_grades_configured_after_the_freeze_say_how_to_compare_them(

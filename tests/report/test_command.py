@@ -67,8 +67,8 @@ def test_report_index_only(
 @pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
 def test_report_usage_errors(cli: click.Group, real_runs: MetricStore) -> None:
     runner = CliRunner()
-    assert runner.invoke(cli, ["report"]).exit_code == 2
     assert runner.invoke(cli, ["report", "retail_pd", "--index-only"]).exit_code == 2
+    assert runner.invoke(cli, ["report", "--as-of", "2025-02-28", "--index-only"]).exit_code == 2
     bad_date = runner.invoke(cli, ["report", "retail_pd", "--as-of", "31/03/2025"])
     assert bad_date.exit_code == 2
     missing = runner.invoke(cli, ["report", "retail_pd", "--as-of", "2025-01-31"])
@@ -76,6 +76,39 @@ def test_report_usage_errors(cli: click.Group, real_runs: MetricStore) -> None:
     assert isinstance(missing.exception, RiskmonError)
     assert missing.exception.exit_code == EXIT_USAGE
     assert "no run of model 'retail_pd' as of 2025-01-31" in str(missing.exception)
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+def test_report_without_a_model_writes_every_models_run(
+    real_config: RiskmonConfig, real_runs: MetricStore, tmp_path: Path
+) -> None:
+    # a second model, configured but never run: skipped, and said so
+    idle = real_config.models[0].model_copy(update={"name": "idle_pd"})
+    config = real_config.model_copy(update={"models": [*real_config.models, idle]})
+    path = tmp_path / "two.yaml"
+    path.write_text(yaml.safe_dump(config.model_dump(mode="json", by_alias=True)))
+
+    @click.group()
+    @click.pass_context
+    def group(ctx: click.Context) -> None:
+        ctx.obj = _App(str(path))
+
+    group.add_command(report_command)
+    reports = real_config.store.reports_dir
+    result = CliRunner().invoke(group, ["report"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        str(reports / "retail_pd" / "2025-03-31.html"),  # the newest run
+        str(reports / "index.html"),
+    ]
+    assert "no run of model 'idle_pd' in the metric store: skipped" in result.stderr
+    dated = CliRunner().invoke(group, ["report", "--as-of", "2025-02-28"])
+    assert dated.exit_code == 0, dated.output
+    assert dated.stdout.splitlines()[0] == str(reports / "retail_pd" / "2025-02-28.html")
+    none = CliRunner().invoke(group, ["report", "--as-of", "2025-01-31"])
+    assert isinstance(none.exception, RiskmonError)
+    assert none.exception.exit_code == EXIT_USAGE
+    assert str(none.exception) == "no model has a run as of 2025-01-31 in the metric store"
 
 
 @pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)

@@ -17,12 +17,12 @@ from .conftest import AS_OF
 from .htmltree import Element, parse
 from .synthetic import store_history
 
-#: the sections this model (a challenger, a PD, no cut-off, no migrations) shows besides those
-#: every succeeded run shows; the rest of the page's order is the catalog's
-OPTIONAL_SHOWN = {"challenger", "calibration", "rating", "segments"}
+#: the sections this model (a challenger, a PD, no grades, no cut-off, no migrations) shows
+#: besides those every succeeded run shows; the rest of the page's order is the catalog's
+OPTIONAL_SHOWN = {"challenger", "calibration", "segments"}
 #: the sections every succeeded run shows
 ALWAYS_SHOWN = {"stability", "characteristics", "discrimination", "gains", "woe-iv", "data-quality"}
-OPTIONAL_LEFT_OUT = {"cutoff", "migration"}
+OPTIONAL_LEFT_OUT = {"cutoff", "migration", "rating"}
 #: summary lines every PD model with a challenger shows (the rest of the summary is the catalog's)
 SUMMARY_ROWS = {
     "ks",

@@ -1,5 +1,6 @@
 """Catch-up: the as-of dates the schedules missed while no scheduler ran, run oldest first;
-the scheduled job itself."""
+the scheduled job itself. A scheduled run is as of the day before its fire: the nightly 02:00
+fire of 4 March runs as of 3 March."""
 
 from __future__ import annotations
 
@@ -57,9 +58,10 @@ def test_catch_up_runs_every_missed_night_in_date_order(store: MetricStore, loan
     config = _config(loans_model(loans_url))
     _succeed(config, LAST_SUCCESS, store)
     outcomes = catch_up(config, store, now=NOW)
-    assert [o.as_of for o in outcomes] == _days(1, 2, 3, 4)
+    # the fires of 1 to 4 March run as of 28 February (done) to 3 March
+    assert [o.as_of for o in outcomes] == _days(1, 2, 3)
     assert all(o.status == "succeeded" for o in outcomes)
-    assert [r.as_of for r in store.runs(MODEL)] == [LAST_SUCCESS, *_days(1, 2, 3, 4)]
+    assert [r.as_of for r in store.runs(MODEL)] == [LAST_SUCCESS, *_days(1, 2, 3)]
     assert catch_up(config, store, now=NOW) == []  # nothing left
 
 
@@ -67,8 +69,8 @@ def test_catch_up_keeps_only_the_newest_dates(store: MetricStore, loans_url: str
     config = _config(loans_model(loans_url), max_catch_up_runs=2)
     _succeed(config, LAST_SUCCESS, store)
     outcomes = catch_up(config, store, now=NOW)
-    assert [o.as_of for o in outcomes] == _days(3, 4)
-    assert [r.as_of for r in store.runs(MODEL)] == [LAST_SUCCESS, *_days(3, 4)]
+    assert [o.as_of for o in outcomes] == _days(2, 3)
+    assert [r.as_of for r in store.runs(MODEL)] == [LAST_SUCCESS, *_days(2, 3)]
 
 
 def test_catch_up_retries_failed_nights_after_the_last_success(
@@ -78,8 +80,8 @@ def test_catch_up_retries_failed_nights_after_the_last_success(
     _succeed(config, LAST_SUCCESS, store)
     broken = loans_model(f"sqlite:///{tmp_path / 'missing' / 'loans.db'}")
     assert run_model(broken, _days(2)[0], store=store).status == "failed"
-    assert [m.name for m, _ in missed_runs(config, store, now=NOW)] == [MODEL] * 4
-    assert [d for _, d in missed_runs(config, store, now=NOW)] == _days(1, 2, 3, 4)
+    assert [m.name for m, _ in missed_runs(config, store, now=NOW)] == [MODEL] * 3
+    assert [d for _, d in missed_runs(config, store, now=NOW)] == _days(1, 2, 3)
 
 
 def test_catch_up_retries_an_older_failed_date_that_a_later_success_went_past(
@@ -90,7 +92,7 @@ def test_catch_up_retries_an_older_failed_date_that_a_later_success_went_past(
     broken = loans_model(f"sqlite:///{tmp_path / 'missing' / 'loans.db'}")
     assert run_model(broken, older, store=store).status == "failed"
     _succeed(config, LAST_SUCCESS, store)
-    assert [d for _, d in missed_runs(config, store, now=NOW)] == [older, *_days(1, 2, 3, 4)]
+    assert [d for _, d in missed_runs(config, store, now=NOW)] == [older, *_days(1, 2, 3)]
     outcomes = catch_up(config, store, now=NOW)
     assert [(o.as_of, o.status) for o in outcomes[:1]] == [(older, "succeeded")]
     assert {r.status for r in store.runs(MODEL)} == {"succeeded"}
@@ -100,22 +102,22 @@ def test_catch_up_retries_an_older_failed_date_that_a_later_success_went_past(
 def test_the_catch_up_limit_counts_retried_failed_dates_too(
     store: MetricStore, loans_url: str, tmp_path: Path
 ) -> None:
-    config = _config(loans_model(loans_url), max_catch_up_runs=5)
+    config = _config(loans_model(loans_url), max_catch_up_runs=4)
     broken = loans_model(f"sqlite:///{tmp_path / 'missing' / 'loans.db'}")
     for day in (dt.date(2025, 2, 10), dt.date(2025, 2, 20)):
         assert run_model(broken, day, store=store).status == "failed"
     _succeed(config, LAST_SUCCESS, store)
-    # the newest five: the failed 20 February and the four missed nights, not 10 February
-    expected = [dt.date(2025, 2, 20), *_days(1, 2, 3, 4)]
+    # the newest four: the failed 20 February and the three missed nights, not 10 February
+    expected = [dt.date(2025, 2, 20), *_days(1, 2, 3)]
     assert [d for _, d in missed_runs(config, store, now=NOW)] == expected
 
 
 @pytest.mark.parametrize(
     ("now", "expected"),
     [
-        (dt.datetime(2025, 3, 4, 3, 0, tzinfo=UTC), _days(4)),
+        (dt.datetime(2025, 3, 4, 3, 0, tzinfo=UTC), _days(3)),
         (dt.datetime(2025, 3, 4, 1, 59, tzinfo=UTC), []),
-        (dt.datetime(2025, 3, 4, 2, 0, tzinfo=UTC), _days(4)),
+        (dt.datetime(2025, 3, 4, 2, 0, tzinfo=UTC), _days(3)),
     ],
 )
 def test_a_model_never_run_catches_up_only_todays_fire(
@@ -123,6 +125,23 @@ def test_a_model_never_run_catches_up_only_todays_fire(
 ) -> None:
     config = _config(loans_model(loans_url))
     assert [d for _, d in missed_runs(config, store, now=now)] == expected
+
+
+def test_a_monthly_schedule_catches_up_month_ends_as_a_monthly_backfill_runs(
+    store: MetricStore, loans_url: str
+) -> None:
+    from riskmon.cli.runs import backfill_dates
+
+    model = loans_model(loans_url, schedule="0 2 1 * *")
+    config = _config(model)
+    _succeed(config, dt.date(2024, 10, 31), store)
+    now = dt.datetime(2025, 3, 1, 3, 0, tzinfo=UTC)
+    missed = [d for _, d in missed_runs(config, store, now=now)]
+    month_ends = [dt.date(2024, 11, 30), dt.date(2024, 12, 31), dt.date(2025, 1, 31)]
+    assert missed == [*month_ends, dt.date(2025, 2, 28)]
+    # the dates a backfill takes, by months from a month end and by the schedule itself
+    assert backfill_dates(model, month_ends[0], dt.date(2025, 2, 28), "month") == missed
+    assert backfill_dates(model, dt.date(2024, 11, 2), dt.date(2025, 3, 30), "schedule") == missed
 
 
 def test_models_without_a_schedule_are_not_caught_up(store: MetricStore, loans_url: str) -> None:
@@ -143,13 +162,12 @@ def test_several_models_are_caught_up_date_by_date(store: MetricStore, loans_url
     _succeed(config, LAST_SUCCESS, store)
     run_model(second, dt.date(2025, 3, 2), store=store)
     planned = [(m.name, d) for m, d in missed_runs(config, store, now=NOW)]
+    # second's fire of 3 March ran as of 2 March; its fire of 4 March runs as of 3 March
     assert planned == [
         (MODEL, _days(1)[0]),
         (MODEL, _days(2)[0]),
         (MODEL, _days(3)[0]),
         ("second", _days(3)[0]),
-        (MODEL, _days(4)[0]),
-        ("second", _days(4)[0]),
     ]
 
 
@@ -157,9 +175,9 @@ def test_dates_are_those_of_the_scheduler_time_zone(store: MetricStore, loans_ur
     config = _config(loans_model(loans_url), timezone="America/New_York")
     _succeed(config, LAST_SUCCESS, store)
     # 03:00 UTC on 4 March is 22:00 on 3 March in New York: its 02:00 fire is tomorrow's
-    assert [d for _, d in missed_runs(config, store, now=NOW)] == _days(1, 2, 3)
+    assert [d for _, d in missed_runs(config, store, now=NOW)] == _days(1, 2)
     naive = dt.datetime(2025, 3, 4, 3, 0)  # read in the scheduler's zone
-    assert [d for _, d in missed_runs(config, store, now=naive)] == _days(1, 2, 3, 4)
+    assert [d for _, d in missed_runs(config, store, now=naive)] == _days(1, 2, 3)
 
 
 def test_a_set_stop_event_keeps_runs_from_starting(store: MetricStore, loans_url: str) -> None:
@@ -189,7 +207,9 @@ def _migrated(url: str) -> None:
         engine.dispose()
 
 
-def test_scheduled_run_runs_the_model_as_of_the_fire_date(tmp_path: Path, loans_url: str) -> None:
+def test_scheduled_run_runs_the_model_as_of_the_day_before_the_fire_date(
+    tmp_path: Path, loans_url: str
+) -> None:
     store_url = f"sqlite:///{tmp_path / 'store.db'}"
     _migrated(store_url)
     path = tmp_path / "riskmon.yaml"
@@ -201,7 +221,7 @@ def test_scheduled_run_runs_the_model_as_of_the_fire_date(tmp_path: Path, loans_
     try:
         (run,) = store.runs(MODEL)
         assert run.status == "succeeded"
-        assert run.as_of in {before, after}
+        assert run.as_of in {before - dt.timedelta(days=1), after - dt.timedelta(days=1)}
     finally:
         store.engine.dispose()
 
