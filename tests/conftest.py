@@ -49,6 +49,13 @@ settings.register_profile(
 settings.load_profile("riskmon-ci" if os.environ.get("CI") == "true" else "riskmon")
 
 
+@pytest.fixture(autouse=True)
+def _no_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test sees the same terminal: none. pytest-xdist's workers set ``COLUMNS=80``,
+    which the single-process run does not; a test that needs a width sets it itself."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The tests that read the demo are slow: ``-m "not slow"`` does not build it. The modules
     holding a slow or a Spark test run first, each module's tests together and in their order:
