@@ -1,15 +1,75 @@
-"""Runs on legal but degenerate books that used to fail: a baseline whose every loan has the
-same score. Each figure that cannot be computed is not available with its reason."""
+"""Runs on legal but degenerate books that used to fail: grades whose PD is exactly 0 or 1, a
+baseline whose every loan has the same score. Each figure that cannot be computed is not
+available with its reason; the others match scipy on the loans themselves."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
-from riskmon.records import CURRENT
+import pytest
+from scipy import stats
+
+from riskmon.records import CURRENT, PERFORMANCE, FigureRecord
 from riskmon.run import run_model
 
 from ..run.legal_data import AS_OF, Features, book, model
 from .books import fresh_store, write_loans
+
+#: scipy's names of the exact binomial test's one-sided alternatives
+SIDES = ("greater", "less")
+
+
+def _whole(figures: Sequence[FigureRecord], name: str) -> FigureRecord:
+    """The figure ``name`` of the whole population (no segment, no variable)."""
+    return next(f for f in figures if f.name == name and not f.segment and not f.variable)
+
+
+def test_grades_whose_pd_is_0_or_1_are_tested_and_left_out_of_hosmer_lemeshow(
+    tmp_path: Path,
+) -> None:
+    """One PD in 13 is exactly 1 (the grade column's default grade) and one in 13 exactly 0
+    (its guaranteed grade), at the baseline and in the cohort. The Jeffreys and binomial tests
+    are defined on those grades; Hosmer–Lemeshow is not."""
+    url = f"sqlite:///{tmp_path / 'loans.db'}"
+    write_loans(url, book({"baseline": "certain_pds", "performance": "certain_pds"}))
+    legal = model(url, Features(calibration="column"))
+    outcome = run_model(legal, AS_OF, store=fresh_store(tmp_path))
+    assert outcome.ok, outcome.error
+    grades = {f.variable: f for f in outcome.figures if f.name == "grade_jeffreys_p"}
+    certain = {label: g for label, g in grades.items() if g.params["mean_pd"] in (0.0, 1.0)}
+    assert {g.params["mean_pd"] for g in certain.values()} == {0.0, 1.0}
+    for grade in certain.values():
+        d, n, pd = grade.params["defaults"], grade.params["n"], grade.params["mean_pd"]
+        assert grade.value == stats.beta(d + 0.5, n - d + 0.5).cdf(pd)
+        exact = {side: stats.binomtest(d, n, pd, alternative=side).pvalue for side in SIDES}
+        assert grade.params["binomial_p"] == exact["greater"]
+        assert grade.params["binomial_p_over"] == exact["less"]
+    hl = _whole(outcome.figures, "hosmer_lemeshow_p")
+    assert hl.value is not None
+    assert sorted(hl.params["left_out"]) == sorted(certain)
+    assert "N·p·(1 − p) is 0" in hl.params["left_out_reason"]
+    # the grades tested are the others, each pooled or alone: dof at most their number
+    assert 1 <= hl.params["dof"] <= len(grades) - len(certain)
+
+
+def test_a_cohort_of_pds_all_0_or_1_has_no_hosmer_lemeshow_and_says_why(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'loans.db'}"
+    write_loans(url, book({"performance": "all_certain"}))
+    legal = model(url, Features(calibration="edges"))
+    outcome = run_model(legal, AS_OF, store=fresh_store(tmp_path))
+    assert outcome.ok, outcome.error
+    hl = _whole(outcome.figures, "hosmer_lemeshow_p")
+    assert hl.value is None
+    assert "PD of 0 or 1" in str(hl.reason)
+    # the portfolio's mean PD is neither: its binomial test is scipy's
+    n, d, mean_pd = (
+        _whole(outcome.figures, name).value
+        for name in ("calibration_n", "calibration_defaults", "mean_pd")
+    )
+    binomial = _whole(outcome.figures, "binomial_p")
+    assert binomial.population == PERFORMANCE
+    assert binomial.value == pytest.approx(stats.binom.sf(d - 1, n, mean_pd), rel=1e-9)
 
 
 def test_a_baseline_of_one_score_has_one_grade_and_no_concentration(tmp_path: Path) -> None:
