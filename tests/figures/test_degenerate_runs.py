@@ -90,3 +90,21 @@ def test_a_baseline_of_one_score_has_one_grade_and_no_concentration(tmp_path: Pa
         assert figure.population == CURRENT
         assert figure.value is None
         assert figure.reason == "one grade only: a concentration is measured over 2 grades or more"
+
+
+def test_no_cost_optimal_cutoff_when_accepting_every_loan_costs_least(tmp_path: Path) -> None:
+    """Every cohort loan has the same PD: the only cut-offs decline all of them or none, and at
+    5:1 costs declining none is cheaper, 5·D/N per loan. There is no cut-off to report, and the
+    figure says why instead of storing nothing."""
+    url = f"sqlite:///{tmp_path / 'loans.db'}"
+    loans = book({"performance": "equal_pds"})
+    write_loans(url, loans)
+    outcome = run_model(model(url, Features(cutoff=True)), AS_OF, store=fresh_store(tmp_path))
+    assert outcome.ok, outcome.error
+    cohort = loans[loans["score_date"].map(lambda d: d.month == 6 and d.year == 2024)]
+    n, d = len(cohort), int(cohort["bad"].sum())
+    best = _whole(outcome.figures, "cost_optimal_cutoff")
+    assert best.value is None
+    assert best.params["expected_cost"] == pytest.approx(5 * d / n, rel=1e-12)
+    cost = best.params["expected_cost"]
+    assert best.reason == f"no cut-off: accepting every loan costs least ({cost:.4g} per loan)"
