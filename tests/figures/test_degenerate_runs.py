@@ -108,3 +108,29 @@ def test_no_cost_optimal_cutoff_when_accepting_every_loan_costs_least(tmp_path: 
     assert best.params["expected_cost"] == pytest.approx(5 * d / n, rel=1e-12)
     cost = best.params["expected_cost"]
     assert best.reason == f"no cut-off: accepting every loan costs least ({cost:.4g} per loan)"
+
+
+def test_a_baseline_of_one_score_has_no_migration_bandwidth(tmp_path: Path) -> None:
+    """The score's baseline bins are one grade: every obligor stays in it, and the bandwidths
+    (which divide by the farthest grade an obligor could reach, 0) and the stability test are
+    not available, saying so; the obligors re-rated are counted all the same."""
+    url = f"sqlite:///{tmp_path / 'loans.db'}"
+    loans = book({"baseline": "equal_pds"})
+    write_loans(url, loans)
+    legal = model(url, Features(weights=True, migration=True))
+    outcome = run_model(legal, AS_OF, store=fresh_store(tmp_path))
+    assert outcome.ok, outcome.error
+    june = set(loans.loc[loans["score_date"].map(lambda d: d.year == 2024 and d.month == 6)].index)
+    assert june  # the same obligors (ids 0..n-1) are scored in June and December
+    rerated = _whole(outcome.figures, "migration_rerated")
+    assert rerated.value == len(june) - int(loans.loc[sorted(june), "bad"].sum())
+    for name in (
+        "migration_mwb_upper",
+        "migration_mwb_lower",
+        "migration_mwb_upper_exposure",
+        "migration_mwb_lower_exposure",
+        "migration_stability_p",
+    ):
+        figure = _whole(outcome.figures, name)
+        assert figure.value is None, name
+        assert figure.reason == "one grade only: a migration is measured over 2 grades or more"
