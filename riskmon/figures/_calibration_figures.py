@@ -93,9 +93,12 @@ def _hosmer_lemeshow(
         "dof": int(result.dof),
         "merged": [f"{labels[g[0]]} … {labels[g[-1]]}" for g in result.groups if len(g) > 1],
         "min_expected_defaults": minimum,
-        "left_out": [labels[k] for k in result.certain],
-        "left_out_reason": CERTAIN_LEFT_OUT if result.certain else None,
     }
+    if result.certain:
+        params |= {
+            "left_out": [labels[k] for k in result.certain],
+            "left_out_reason": CERTAIN_LEFT_OUT,
+        }
     return FigureRecord(
         "hosmer_lemeshow_p", float(result.pvalue), PERFORMANCE, segment=segment, params=params
     )
