@@ -26,6 +26,11 @@ from riskmon.records import PERFORMANCE, BinRecord, FigureRecord
 
 #: the variable the grades' bins are stored under
 CALIBRATION = "calibration"
+#: a mean PD this close outside [0, 1] is 0 or 1 up to rounding (a weighted mean Σwp / Σw of
+#: PDs all 1 may come out one unit in the last place above it)
+PD_ROUNDING = 1e-12
+#: why Hosmer–Lemeshow leaves out a grade whose PD is 0 or 1
+CERTAIN_LEFT_OUT = "mean PD 0 or 1: its variance N·p·(1 − p) is 0"
 
 
 def _tests(d: float, n: float, pd: float, model: ModelConfig) -> tuple[dict[str, Any], str | None]:
@@ -33,8 +38,9 @@ def _tests(d: float, n: float, pd: float, model: ModelConfig) -> tuple[dict[str,
     there are none."""
     if n <= 0:
         return {}, "no loans"
-    if not 0 < pd < 1:
-        return {}, f"mean PD {pd:.4g} leaves nothing to test (0 or 1)"
+    if not -PD_ROUNDING <= pd <= 1 + PD_ROUNDING:
+        return {}, f"mean PD {pd:.6g} is not a probability"
+    pd = min(max(pd, 0.0), 1.0)  # defined at 0 and 1: no default, or every loan's, is certain
     c = model.calibration
     alpha = 1 - c.confidence
     jeffreys = jeffreys_test(d, n, pd)
@@ -76,6 +82,8 @@ def _hosmer_lemeshow(
     d = grades.d[order]
     with np.errstate(invalid="ignore", divide="ignore"):
         pd = np.where(n > 0, grades.p[order] / np.where(n > 0, n, 1.0), 0.5)
+    # PDs outside [0, 1] stop the family before (pd_problem): a mean beyond is rounding
+    pd = np.clip(pd, 0.0, 1.0)
     result, reason = measured(lambda: hosmer_lemeshow_test(d, n, pd, min_expected=minimum))
     if result is None or not math.isfinite(result.pvalue):
         return FigureRecord("hosmer_lemeshow_p", None, PERFORMANCE, segment=segment, reason=reason)
@@ -86,6 +94,11 @@ def _hosmer_lemeshow(
         "merged": [f"{labels[g[0]]} … {labels[g[-1]]}" for g in result.groups if len(g) > 1],
         "min_expected_defaults": minimum,
     }
+    if result.certain:
+        params |= {
+            "left_out": [labels[k] for k in result.certain],
+            "left_out_reason": CERTAIN_LEFT_OUT,
+        }
     return FigureRecord(
         "hosmer_lemeshow_p", float(result.pvalue), PERFORMANCE, segment=segment, params=params
     )

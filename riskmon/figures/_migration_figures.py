@@ -15,7 +15,7 @@ from scipy import special
 from riskmon.config import ModelConfig
 from riskmon.figures._family import finite, measured
 from riskmon.figures._views import MigrationCounts, RunTables
-from riskmon.figures.rating import grade_source, grades_best_first
+from riskmon.figures.rating import MIN_GRADES, grade_source, grades_best_first
 from riskmon.metrics import Binning, matrix_weighted_bandwidth, migration_stability_test
 from riskmon.records import (
     ALL,
@@ -122,6 +122,8 @@ def migration_figures(
     graded = g.graded
     rerated = float(graded.sum())
     empty = "no obligor graded at both ends of the horizon" if rerated == 0 else None
+    if g.k < MIN_GRADES:  # a bandwidth divides by the farthest grade an obligor can reach: 0
+        empty = f"one grade only: a migration is measured over {MIN_GRADES} grades or more"
     base = dict(baseline or {})
 
     def figure(name: str, value: Any, reason: str | None, **more: Any) -> FigureRecord:

@@ -12,7 +12,8 @@ N−D+½) CDF at the mean PD; params: the interval, ``p_over`` for over-estimati
 ``binomial_p`` (P(X ≥ D); params: ``p_over``, ``critical_defaults``, and with a default
 correlation ρ the Vasicek-adjusted ``p_correlated`` and its critical count),
 ``hosmer_lemeshow_p`` (χ² over the grades with K degrees of freedom, grades with fewer than
-``calibration.min_expected_defaults`` expected defaults merged with a neighbour), ``brier`` and
+``calibration.min_expected_defaults`` expected defaults merged with a neighbour, grades whose
+mean PD is 0 or 1 left out: params ``left_out`` and ``left_out_reason``, only then), ``brier`` and
 ``spiegelhalter_p``; with a weight, ``mean_pd_exposure``, ``default_rate_exposure``,
 ``jeffreys_p_exposure`` (on Kish's effective number of loans) and ``brier_exposure``. Per
 grade (variable: the grade's label): ``grade_jeffreys_p`` with the grade's N, D, rates and

@@ -9,7 +9,8 @@ Figures (per segment): ``approval_rate`` of the current population and of the pe
 cohort; for the cohort ``accepted_bad_rate``, ``declined_bad_rate`` and ``cutoff_informedness``
 (Youden's J, bads positive: declined = predicted bad), with the whole confusion matrix and its
 figures (accuracy, precision, recall, F1, MCC, κ, markedness) in its params; with ``costs``,
-``expected_cost`` at the cut-off and ``cost_optimal_cutoff`` on the cohort. Baseline values
+``expected_cost`` at the cut-off and ``cost_optimal_cutoff`` on the cohort (none, with the
+reason and the cost, when accepting every loan costs least). Baseline values
 (when the baseline was frozen with the same cut-off) are in the params.
 
 Rules (whole population): ``approval_rate_change`` (rate points against the baseline,
@@ -23,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from riskmon.config import Band
+from riskmon.config import Band, Costs
 from riskmon.figures._family import (
     Family,
     FigureSpec,
@@ -170,29 +171,39 @@ def _cohort(
     if costs is not None:
         cost = ratio(costs.false_accept * fn + costs.false_decline * fp, n)
         out.append(figure("expected_cost", cost, **costs.model_dump()))
-        scores, _ = tables.ranking(PERFORMANCE, segment)
-        best, best_reason = measured(
-            lambda: cost_optimal_cutoff_from_counts(
-                scores,
-                cost_fn=costs.false_accept,
-                cost_fp=costs.false_decline,
-                higher_is_riskier=riskier,
-            )
-        )
-        value = None if best is None else finite(float(best.cutoff))
-        out.append(
-            FigureRecord(
-                "cost_optimal_cutoff",
-                value,
-                PERFORMANCE,
-                segment=segment,
-                reason=best_reason if value is None else None,
-                params={}
-                if best is None
-                else {"expected_cost": finite(float(best.expected_cost))} | costs.model_dump(),
-            )
-        )
+        out.append(_cost_optimal(tables, segment, costs))
     return out
+
+
+def _cost_optimal(tables: RunTables, segment: str, costs: Costs) -> FigureRecord:
+    """The cohort's cost-optimal cut-off; when accepting every loan is cheapest there is none
+    (the metric's cut-off is then infinite), and the reason says so."""
+    scores, _ = tables.ranking(PERFORMANCE, segment)
+    best, reason = measured(
+        lambda: cost_optimal_cutoff_from_counts(
+            scores,
+            cost_fn=costs.false_accept,
+            cost_fp=costs.false_decline,
+            higher_is_riskier=tables.model.higher_is_riskier,
+        )
+    )
+    value = None if best is None else finite(float(best.cutoff))
+    params: dict[str, Any] = {}
+    if best is not None:
+        params = {"expected_cost": finite(float(best.expected_cost))} | costs.model_dump()
+        if value is None:
+            reason = (
+                f"no cut-off: accepting every loan costs least "
+                f"({float(best.expected_cost):.4g} per loan)"
+            )
+    return FigureRecord(
+        "cost_optimal_cutoff",
+        value,
+        PERFORMANCE,
+        segment=segment,
+        reason=reason if value is None else None,
+        params=params,
+    )
 
 
 # --------------------------------------------------------------------------- rules

@@ -53,6 +53,9 @@ from riskmon.records import CURRENT, GRADE, SCORE, BinRecord, FigureRecord, Stat
 RATING = "rating"
 #: what the grades are when no grades are configured
 SCORE_BINS = "score's baseline bins"
+#: the fewest grades a concentration is measured over: HI divides by ln K, 0 for one grade
+#: (the baseline's score has one bin when every baseline loan has the same score)
+MIN_GRADES = 2
 
 
 @dataclass(frozen=True)
@@ -140,7 +143,7 @@ def _figures(
         why = None if value is not None else (reason or "not defined on this population")
         return FigureRecord(name, value, CURRENT, segment=segment, reason=why, params=params | more)
 
-    empty = "no graded loans" if now.n.sum() == 0 else None
+    empty = _not_measurable(now)
     hi, hi_reason = (None, empty) if empty else measured(lambda: herfindahl_index(now.n))
     out = []
     if base is None or base.n.sum() == 0:
@@ -157,11 +160,19 @@ def _figures(
             out.append(figure("rating_shift_p", None, empty))
         else:
             chi2, dof, p = chi2_homogeneity(now.n, base.n)
-            out.append(figure("rating_shift_p", p, None, statistic=chi2, dof=dof))
+            lone = None if dof > 0 else "only one grade holds loans, now and at the baseline"
+            out.append(figure("rating_shift_p", p, lone, statistic=finite(chi2), dof=dof))
     if w:
         hi_w, why_w = (None, empty) if empty else measured(lambda: herfindahl_index(now.w))
         out.append(figure("rating_herfindahl_exposure", hi_w, why_w))
     return out
+
+
+def _not_measurable(now: Grades) -> str | None:
+    """Why the concentration over ``now``'s grades cannot be measured, or None."""
+    if len(now.labels) < MIN_GRADES:
+        return f"one grade only: a concentration is measured over {MIN_GRADES} grades or more"
+    return "no graded loans" if now.n.sum() == 0 else None
 
 
 def _bins(now: Grades, base: Grades | None, segment: str) -> list[BinRecord]:

@@ -45,6 +45,8 @@ _QUAD_RELATIVE_TOLERANCE = 1e-10
 _QUAD_ABSOLUTE_TOLERANCE = 1e-30
 _QUAD_SUBINTERVALS = 200
 _SQRT_2PI = math.sqrt(2 * math.pi)
+#: the PDs whose default count is certain: none defaults, every obligor defaults
+_CERTAIN_PDS = (0.0, 1.0)
 #: beyond |z| = 38.5 the normal density is below the smallest double: the integral stops there
 _Z_RANGE = 38.5
 #: fixed breaks that keep the bulk of φ resolved when every turn lies far out (tiny ρ)
@@ -243,7 +245,10 @@ def binomial_test(
         N, obligors in the grade at the start of the horizon. N = 0 gives NaN p-values with a
         :class:`~riskmon.errors.DegenerateDataWarning`.
     pd : float
-        The grade's PD, in (0, 1); not read when N = 0 (it may then be NaN).
+        The grade's PD, in [0, 1]; not read when N = 0 (it may then be NaN). At 0 no
+        obligor defaults and at 1 every one does, whatever the correlation (the conditional
+        PD p(z) is then 0 or 1 for every z): X is N·PD for certain, and the p-values are 1 or
+        0, as :func:`scipy.stats.binomtest` gives them.
     correlation : float, default 0.0
         Asset correlation ρ in [0, 1); 0 is the plain binomial test.
     alpha : float, default 0.01
@@ -269,8 +274,14 @@ def binomial_test(
 
     >>> round(binomial_test(7, 200, 0.025, correlation=0.05).pvalue, 4)
     0.2737
+
+    A PD of 1 with a survivor is too high for certain, and cannot be too low:
+
+    >>> r = binomial_test(4, 5, 1.0)
+    >>> r.pvalue, r.pvalue_over
+    (1.0, 0.0)
     """
-    d, total, p = _grade(defaults, n, pd)
+    d, total, p = _grade(defaults, n, pd, closed=True)
     rho = _check_correlation(correlation)
     level = check_fraction(alpha, "alpha")
     critical = _critical_count(total, p, rho, level)
@@ -320,7 +331,7 @@ def _tail(x: float, n: float, pd: float, rho: float, *, upper: bool) -> float:
         if x >= n:
             return 1.0
         a, b = x + 1, n - x
-    if rho == 0:
+    if rho == 0 or pd in _CERTAIN_PDS:  # a PD of 0 or 1 is certain whatever the correlation
         return float(betainc(a, b, pd) if upper else betaincc(a, b, pd))
     return _vasicek_mixture(a, b, pd, rho, complement=not upper)
 

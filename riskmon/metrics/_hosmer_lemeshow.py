@@ -8,6 +8,8 @@ With PDs fixed before the outcome was known (out of sample), χ² has K degrees 
 H0 (every PD right); estimated on the same data it would have K − 2, which does not apply to a
 monitoring run. The χ² approximation needs enough expected defaults and survivors per grade
 (about 5 each); grades short of that are pooled with their neighbours, or the test refused.
+A grade whose PD is 0 or 1 has no variance, N·p·(1 − p) = 0: its term is not defined and it is
+left out (its defaults are tested alone by the Jeffreys and binomial tests, defined there).
 """
 
 from __future__ import annotations
@@ -49,6 +51,9 @@ class HosmerLemeshowResult:
         unless it was pooled with its neighbours.
     excluded : tuple of int
         Grades left out because they hold no obligors (N = 0).
+    certain : tuple of int
+        Grades left out because their PD is 0 or 1: the variance N·p·(1 − p) of their term
+        is 0.
     min_expected : float
         The expected defaults and survivors each group had to reach.
     merge : {"adjacent", "refuse"}
@@ -59,6 +64,7 @@ class HosmerLemeshowResult:
     dof: int
     groups: tuple[tuple[int, ...], ...]
     excluded: tuple[int, ...]
+    certain: tuple[int, ...]
     min_expected: float
     merge: Merge
 
@@ -79,7 +85,9 @@ def hosmer_lemeshow_test(
     χ² = Σ_k (D_k − N_k·p_k)² / (N_k·p_k·(1 − p_k)) over the groups, with as many degrees of
     freedom as groups (the PDs were not fitted to these outcomes).
 
-    Grades with N = 0 carry no information and are left out (``excluded``). Every other grade
+    Grades with N = 0 carry no information and are left out (``excluded``); so are grades
+    whose PD is exactly 0 or 1 (``certain``), whose term divides by N·p·(1 − p) = 0. Every other
+    grade
     must expect at least ``min_expected`` defaults (N·p) and survivors (N·(1 − p)). When one
     does not, ``merge`` decides:
 
@@ -101,7 +109,7 @@ def hosmer_lemeshow_test(
     n : array-like of float
         N_k, obligors per grade at the start of the horizon.
     pd : array-like of float
-        p_k, the PD of each grade, in (0, 1); not read for a grade with N = 0, so the mean PD
+        p_k, the PD of each grade, in [0, 1]; not read for a grade with N = 0, so the mean PD
         of an empty grade may be NaN.
     min_expected : float, default 5.0
     merge : {"adjacent", "refuse"}, default "adjacent"
@@ -127,9 +135,15 @@ def hosmer_lemeshow_test(
     >>> r = hosmer_lemeshow_test([2, 10, 16], [50, 100, 100], [0.05, 0.10, 0.20])
     >>> r.dof, r.groups
     (2, ((0, 1), (2,)))
+
+    A grade whose PD is 1 is left out:
+
+    >>> r = hosmer_lemeshow_test([7, 10, 16, 20], [100, 100, 100, 20], [0.05, 0.10, 0.20, 1.0])
+    >>> round(r.statistic, 4), r.dof, r.certain
+    (1.8421, 3, (3,))
     """
     d, total = check_default_counts(defaults, n)
-    p = check_grade_pds(pd, total)
+    p = check_grade_pds(pd, total, closed=True)
     if not (np.isfinite(min_expected) and min_expected >= 0):
         raise InvalidDataError(f"Expected min_expected >= 0, got {min_expected!r}")
     minimum = float(min_expected)
@@ -137,15 +151,23 @@ def hosmer_lemeshow_test(
         raise InvalidDataError(f"Expected merge in {_MERGES!r}, got {merge!r}")
     empty = total == 0
     excluded = tuple(int(k) for k in np.flatnonzero(empty))
-    kept = np.flatnonzero(~empty)
+    sure = ~empty & ((p == 0) | (p == 1))
+    certain = tuple(int(k) for k in np.flatnonzero(sure))
+    kept = np.flatnonzero(~empty & ~sure)
     nan = float("nan")
     singles = tuple((int(k),) for k in kept)
 
     def unavailable(reason: str) -> HosmerLemeshowResult:
         not_available(f"The Hosmer–Lemeshow test is not available: {reason}", stacklevel=4)
-        return HosmerLemeshowResult(nan, nan, len(singles), singles, excluded, minimum, merge)
+        return HosmerLemeshowResult(
+            nan, nan, len(singles), singles, excluded, certain, minimum, merge
+        )
 
     if kept.size == 0:
+        if certain:
+            return unavailable(
+                "every grade holding obligors has a PD of 0 or 1, whose variance N·p·(1 − p) is 0"
+            )
         return unavailable("no grade holds obligors")
     expected = total[kept] * p[kept]
     short = np.minimum(expected, total[kept] - expected) < minimum
@@ -166,6 +188,7 @@ def hosmer_lemeshow_test(
         dof=len(groups),
         groups=tuple(tuple(int(kept[i]) for i in group) for group in groups),
         excluded=excluded,
+        certain=certain,
         min_expected=minimum,
         merge=merge,
     )

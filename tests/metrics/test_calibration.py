@@ -261,8 +261,8 @@ def test_bad_input_names_the_argument(test, args, message):
     [
         # the Jeffreys p-value is defined at a PD of 0 or 1 (the Beta CDF's ends), not beyond
         (jeffreys_test, (1, 7, 1.2), r"Expected probabilities in \[0, 1\] in 'pd', got \[1.2\]"),
-        (binomial_test, (1, 7, 0.0), r"Expected probabilities in \(0, 1\) in 'pd', got \[0.0\]"),
-        (binomial_test, (1, 7, 1.2), r"Expected probabilities in \(0, 1\) in 'pd', got \[1.2\]"),
+        (binomial_test, (1, 7, -0.1), r"Expected probabilities in \[0, 1\] in 'pd', got \[-0.1\]"),
+        (binomial_test, (1, 7, 1.2), r"Expected probabilities in \[0, 1\] in 'pd', got \[1.2\]"),
     ],
 )
 def test_a_pd_outside_the_tests_domain_is_refused(test, args, message):
@@ -305,3 +305,18 @@ def test_jeffreys_is_defined_at_a_pd_of_exactly_0_or_1(d: int, n: int, pd: float
     law = stats.beta(d + 0.5, n - d + 0.5)
     assert r.pvalue == law.cdf(pd)
     assert r.pvalue_over == law.sf(pd)
+
+
+@pytest.mark.parametrize("rho", [0.0, 0.12])
+@pytest.mark.parametrize(
+    ("d", "n", "pd"), [(0, 7, 0.0), (3, 7, 0.0), (7, 7, 1.0), (0, 7, 1.0), (6, 7, 1.0)]
+)
+def test_binomial_is_defined_at_a_pd_of_exactly_0_or_1(d: int, n: int, pd: float, rho: float):
+    """X is N·PD for certain, whatever the correlation: the p-values scipy's exact test gives,
+    and the critical count is the first count the law cannot reach above N·PD."""
+    r = binomial_test(d, n, pd, correlation=rho)
+    assert r.pvalue == stats.binomtest(d, n, pd, alternative="greater").pvalue
+    assert r.pvalue_over == stats.binomtest(d, n, pd, alternative="less").pvalue
+    # P(X >= k) is 1 up to N·PD and 0 beyond it
+    assert r.critical_value == round(n * pd) + 1
+    assert r.expected == n * pd

@@ -108,6 +108,27 @@ def test_empty_grades_are_excluded_and_said_so():
     assert r.statistic == pytest.approx(chi_square([7, 16], [100, 100], [0.05, 0.2]))
 
 
+def test_grades_whose_pd_is_0_or_1_are_left_out_and_said_so():
+    # their term divides by N·p·(1 − p) = 0; the other grades are tested as if alone
+    r = hosmer_lemeshow_test(
+        [0, 7, 10, 16, 20], [30, 100, 100, 100, 20], [0.0, 0.05, 0.1, 0.2, 1.0], min_expected=0
+    )
+    assert r.certain == (0, 4)
+    assert r.excluded == ()
+    assert r.groups == ((1,), (2,), (3,))
+    assert r.statistic == pytest.approx(
+        chi_square([7, 10, 16], [100, 100, 100], [0.05, 0.1, 0.2]), rel=1e-12
+    )
+    assert r.pvalue == pytest.approx(stats.chi2.sf(r.statistic, 3), rel=1e-12)
+
+
+def test_not_available_when_every_pd_is_0_or_1():
+    with pytest.warns(DegenerateDataWarning, match=r"PD of 0 or 1, whose variance N·p·\(1 − p\)"):
+        r = hosmer_lemeshow_test([0, 9], [12, 9], [0.0, 1.0])
+    assert math.isnan(r.pvalue)
+    assert r.certain == (0, 1)
+
+
 @pytest.mark.parametrize("merge", ["adjacent", "refuse"])
 def test_not_available_when_all_grades_together_are_too_small(merge):
     with pytest.warns(DegenerateDataWarning, match="expect fewer than 5"):
@@ -174,7 +195,7 @@ def test_groups_are_runs_of_adjacent_grades_that_reach_min_expected(rows, minimu
         (([1], [10, 20], [0.1]), {}, r"Expected 1 rows in 'n' to match defaults, got 2"),
         (([11, 2], [10, 20], [0.1, 0.1]), {}, r"Expected defaults <= n"),
         (([-1, 2], [10, 20], [0.1, 0.1]), {}, r"non-negative counts in 'defaults'"),
-        (([1, 2], [10, 20], [0.1, 1.0]), {}, r"probabilities in \(0, 1\) in 'pd', got \[1.0\]"),
+        (([1, 2], [10, 20], [0.1, 1.2]), {}, r"probabilities in \[0, 1\] in 'pd', got \[1.2\]"),
         (([1, np.nan], [10, 20], [0.1, 0.1]), {}, r"finite numeric counts in 'defaults'"),
         (([1, 2], [10, 20], [0.1, np.nan]), {}, r"finite numeric probabilities in 'pd'"),
         (([1, 2], [10, 20], [[0.1, 0.1]]), {}, r"Expected a 1-d array for 'pd'"),
