@@ -11,10 +11,12 @@ import pytest
 from scipy import stats
 
 from riskmon.records import CURRENT, PERFORMANCE, FigureRecord
+from riskmon.report import render_run_report
 from riskmon.run import run_model
 
+from ..report.htmltree import parse
 from ..run.legal_data import AS_OF, Features, book, model
-from .books import fresh_store, write_loans
+from .books import fresh_store, report_config, write_loans
 
 #: scipy's names of the exact binomial test's one-sided alternatives
 SIDES = ("greater", "less")
@@ -34,7 +36,8 @@ def test_grades_whose_pd_is_0_or_1_are_tested_and_left_out_of_hosmer_lemeshow(
     url = f"sqlite:///{tmp_path / 'loans.db'}"
     write_loans(url, book({"baseline": "certain_pds", "performance": "certain_pds"}))
     legal = model(url, Features(calibration="column"))
-    outcome = run_model(legal, AS_OF, store=fresh_store(tmp_path))
+    store = fresh_store(tmp_path)
+    outcome = run_model(legal, AS_OF, store=store)
     assert outcome.ok, outcome.error
     grades = {f.variable: f for f in outcome.figures if f.name == "grade_jeffreys_p"}
     certain = {label: g for label, g in grades.items() if g.params["mean_pd"] in (0.0, 1.0)}
@@ -51,6 +54,11 @@ def test_grades_whose_pd_is_0_or_1_are_tested_and_left_out_of_hosmer_lemeshow(
     assert "N·p·(1 − p) is 0" in hl.params["left_out_reason"]
     # the grades tested are the others, each pooled or alone: dof at most their number
     assert 1 <= hl.params["dof"] <= len(grades) - len(certain)
+    # the report names the grades left out, and why
+    page = render_run_report(report_config(store, legal, tmp_path), store, legal.name, AS_OF)
+    row = parse(page.read_text(encoding="utf-8")).get("tr", data_figure="hosmer_lemeshow_p")
+    assert "left out, mean PD 0 or 1" in row.text()
+    assert all(label in row.text() for label in certain)
 
 
 def test_a_cohort_of_pds_all_0_or_1_has_no_hosmer_lemeshow_and_says_why(tmp_path: Path) -> None:
