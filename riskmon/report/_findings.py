@@ -137,7 +137,11 @@ def verdict(status: str, found: Sequence[Finding], alerts: Sequence[AlertLike]) 
             f"{judged} rules judged"
         )
     elif judged:
-        text = f"every one of the {judged} rules judged is GREEN"
+        text = (
+            "the one rule judged is GREEN"
+            if judged == 1
+            else f"all {judged} rules judged are GREEN"
+        )
     elif n_rules:
         text = "no rule could be judged on this run's loans"
     else:

@@ -81,8 +81,10 @@ def test_alerts_are_grouped_into_one_finding_per_rule_the_worst_first() -> None:
     line = verdict("RED", found, alerts)
     assert line.text == "4 findings (3 RED, 1 AMBER) from 15 alerts of 4 rules judged"
     assert verdict("GREEN", (), [_alert("ks_band", green, 0.4)]).text == (
-        "every one of the 1 rules judged is GREEN"
+        "the one rule judged is GREEN"
     )
+    two = [_alert("ks_band", green, 0.4), _alert("psi", green, 0.01)]
+    assert verdict("GREEN", (), two).text == "all 2 rules judged are GREEN"
     assert verdict("NOT_EVALUABLE", (), alerts[-2:]).text == (
         "no rule could be judged on this run's loans"
     )
