@@ -1,5 +1,6 @@
-"""The reports in a real headless Chromium: they load cleanly, request nothing, and fit a
-desktop's and a phone's width without a table overflowing its box."""
+"""The reports in a real headless Chromium: every page of the demo loads cleanly, requests
+nothing, and fits a desktop's and a phone's width (what "fits" means: tests/report/fitting.py);
+a report prints."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from typing import Any
 
 import pytest
 
-from riskmon.config import RiskmonConfig
-from riskmon.report import render_index, render_run_report
+from riskmon.config import RiskmonConfig, load_config
+from riskmon.report import render_run_report
 from riskmon.store import MetricStore
+
+from .fitting import layout_problems
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -25,6 +28,7 @@ CHROMIUM_ARGS = [
 ]
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
+VIEWPORTS = {"1280px": DESKTOP, "390px": PHONE}
 
 
 @pytest.fixture(scope="module")
@@ -40,53 +44,91 @@ def browser() -> Iterator[Any]:
             launched.close()
 
 
-def _open(
-    browser: Any, path: Path, viewport: dict[str, int]
-) -> tuple[Any, Any, list[str], list[str]]:
-    """Load ``path``; the page's context, the page, its console errors and its requests."""
-    context = browser.new_context(viewport=viewport)
-    page = context.new_page()
-    errors: list[str] = []
-    requests: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("request", lambda r: requests.append(r.url))
-    page.goto(path.resolve().as_uri(), wait_until="load")
-    return context, page, errors, requests
+class Tab:
+    """One page of one browser context, kept for many loads: what each load logged and asked."""
+
+    def __init__(self, browser: Any, viewport: dict[str, int]) -> None:
+        self.context = browser.new_context(viewport=viewport)
+        # nothing leaves the machine whatever a page asks for: every request is recorded
+        # (below), and any but a file's refused
+        self.context.route("**/*", self._file_only)
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+        self.page.on("console", self._console)
+        self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
+        self.page.on("request", lambda r: self.requests.append(r.url))
+
+    @staticmethod
+    def _file_only(route: Any) -> None:
+        if route.request.url.startswith("file:"):
+            route.continue_()
+        else:
+            route.abort()
+
+    def _console(self, message: Any) -> None:
+        if message.type in ("error", "warning"):
+            self.errors.append(f"console {message.type}: {message.text}")
+
+    def load(self, path: Path) -> list[str]:
+        """Load ``path``; what went wrong while it loaded: errors, warnings, other requests."""
+        self.errors.clear()
+        self.requests.clear()
+        uri = path.resolve().as_uri()
+        self.page.goto(uri, wait_until="load")
+        outside = [f"requested {url}" for url in self.requests if url != uri]
+        return [*self.errors, *outside]
+
+    def close(self) -> None:
+        self.context.close()
 
 
-#: every table whose box is wider than the box it sits in, with both widths, in CSS pixels
-OVERFLOWING_TABLES = """() => Array.from(document.querySelectorAll('table')).map(t => {
-  const box = t.parentElement.getBoundingClientRect(), own = t.getBoundingClientRect();
-  return [t.className, Math.round(Math.max(own.width, t.scrollWidth)), Math.round(box.width)];
-}).filter(([, width, room]) => width > room)"""
+@pytest.fixture
+def tab(browser: Any, request: pytest.FixtureRequest) -> Iterator[Tab]:
+    opened = Tab(browser, VIEWPORTS[request.param])
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def demo_pages(folder: Path) -> list[Path]:
+    """The demo's index and every report of every model its configuration names."""
+    reports = folder / "reports"
+    models = [m.name for m in load_config(folder / "riskmon.yaml", need_sources=False).models]
+    pages = {m: sorted((reports / m).glob("*.html")) for m in models}
+    assert all(pages.values()), f"a demo model has no report: {pages}"
+    assert {p.name for p in reports.iterdir() if p.is_dir()} == set(models)
+    return [reports / "index.html", *(p for m in models for p in pages[m])]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1280px", "390px"])
-def test_the_index_and_a_report_load_cleanly_and_no_table_overflows(
-    browser: Any,
-    real_config: RiskmonConfig,
-    real_runs: MetricStore,
-    tmp_path: Path,
-    viewport: dict[str, int],
+@pytest.mark.parametrize("tab", sorted(VIEWPORTS), indirect=True)
+def test_every_demo_page_loads_cleanly_requests_nothing_and_fits(
+    demo: tuple[Path, str], tab: Tab, tmp_path: Path
 ) -> None:
-    report = render_run_report(real_config, real_runs, "retail_pd")
-    index = render_index(real_config, real_runs)
-    for path in (index, report):
-        context, page, errors, requests = _open(browser, path, viewport)
-        try:
-            assert errors == []
-            assert requests == [path.resolve().as_uri()]
-            screenshot = tmp_path / f"{path.stem}-{viewport['width']}px.png"
-            page.screenshot(path=str(screenshot), full_page=True)
-            assert screenshot.stat().st_size > 10_000
-            assert page.evaluate("document.querySelectorAll('table').length") > 0
-            assert page.evaluate(OVERFLOWING_TABLES) == []
-            # nor does the page itself scroll sideways
-            assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
-        finally:
-            context.close()
+    pages = demo_pages(demo[0])
+    phone = tab.page.viewport_size["width"] < DESKTOP["width"]
+    problems: dict[str, list[str]] = {}
+    for path in pages:
+        found = tab.load(path) + layout_problems(tab.page, phone=phone)
+        counts = tab.page.evaluate(
+            "[document.querySelectorAll('table').length, document.querySelectorAll('svg').length]"
+        )
+        if path.name != "index.html" and min(counts) == 0:
+            found.append(f"{counts[0]} tables and {counts[1]} charts: the page did not render")
+        if found:
+            problems[str(path.relative_to(demo[0]))] = found
+    newest = pages[-1]
+    tab.load(newest)
+    shot = tab.page.screenshot(path=str(tmp_path / "newest.png"), full_page=True)
+    assert len(shot) > 10_000  # a picture of a page, not a blank one
+    assert not problems, "\n".join(
+        f"{page}:\n  "
+        + "\n  ".join(found[:8])
+        + (f"\n  … {len(found) - 8} more" if len(found) > 8 else "")
+        for page, found in problems.items()
+    )
 
 
 @pytest.mark.slow
@@ -94,18 +136,86 @@ def test_the_report_fits_a_phone_and_prints(
     browser: Any, real_config: RiskmonConfig, real_runs: MetricStore, tmp_path: Path
 ) -> None:
     report = render_run_report(real_config, real_runs, "retail_pd")
-    context, page, errors, _ = _open(browser, report, PHONE)
+    tab = Tab(browser, PHONE)
     try:
-        assert errors == []
-        # wide tables scroll inside their own box; the page itself never scrolls sideways
-        page_width = page.evaluate("document.documentElement.scrollWidth")
-        assert page_width <= PHONE["width"]
-        page.screenshot(path=str(tmp_path / "phone.png"), full_page=False)
-        page.emulate_media(media="print")
-        assert (
-            page.evaluate("getComputedStyle(document.querySelector('nav.toc')).display") == "none"
-        )
-        pdf = page.pdf(format="A4")
+        assert tab.load(report) == []
+        assert layout_problems(tab.page, phone=True) == []
+        tab.page.screenshot(path=str(tmp_path / "phone.png"), full_page=False)
+        tab.page.emulate_media(media="print")
+        display = "getComputedStyle(document.querySelector('nav.toc')).display"
+        assert tab.page.evaluate(display) == "none"
+        pdf = tab.page.pdf(format="A4")
         assert pdf.startswith(b"%PDF")
     finally:
-        context.close()
+        tab.close()
+
+
+LONG = "a-figure-that-will-not-wrap " * 3
+#: pages that do not fit, each with what the check must say at 1280 and at 390 px (None: fits)
+MISFITS = {
+    "table-scrolled": (
+        f'<div style="overflow-x:auto;width:300px"><table><tr><td style="white-space:nowrap">{LONG}'
+        "</td></tr></table></div>",
+        "only by scrolling",
+        None,
+    ),
+    "table-wide": (
+        f'<div style="width:300px"><table><tr><td style="white-space:nowrap">{LONG}</td></tr>'
+        "</table></div>",
+        "table is",
+        "table is",
+    ),
+    "page-wide": ('<div class="wide" style="width:2000px">x</div>', "div.wide", "div.wide"),
+    "clipped": (
+        f'<p style="overflow:hidden;width:100px;white-space:nowrap">{LONG}</p>',
+        "hides",
+        "hides",
+    ),
+    "cell-spills": (
+        '<table style="table-layout:fixed;width:200px"><tr><td style="width:50px;'
+        f'white-space:nowrap">{LONG}</td><td></td></tr></table>',
+        "spills out",
+        "spills out",
+    ),
+    "chart-wide": (
+        '<div style="width:200px"><svg width="300" height="50" viewBox="0 0 300 50"></svg></div>',
+        "svg is 300 px",
+        "svg is 300 px",
+    ),
+    "chart-label": (
+        '<svg width="100" height="50" viewBox="0 0 100 50"><text x="90" y="20">KS</text></svg>',
+        "drawn outside",
+        "drawn outside",
+    ),
+    "card-unnamed": (
+        '<table style="display:block"><tr><td>0.4200</td><td data-label="KS">0.4</td></tr></table>',
+        None,
+        'without their column\'s name (data-label), the first "0.4200"',
+    ),
+}
+
+
+@pytest.mark.parametrize("tab", sorted(VIEWPORTS), indirect=True)
+def test_the_checks_find_each_misfit_and_what_a_page_loads(tab: Tab, tmp_path: Path) -> None:
+    """The checks can fail: each page of :data:`MISFITS` draws the problem it is named for,
+    and a page that logs an error and asks a host for an image is caught loading."""
+    phone = tab.page.viewport_size["width"] < DESKTOP["width"]
+    for name, (body, desktop, on_phone) in MISFITS.items():
+        path = tmp_path / f"{name}.html"
+        path.write_text(f'<!DOCTYPE html><meta charset="utf-8"><body>{body}</body>')
+        assert tab.load(path) == []
+        found = layout_problems(tab.page, phone=phone)
+        expected = on_phone if phone else desktop
+        assert any(expected in line for line in found) if expected else found == [], (name, found)
+    fine = tmp_path / "fine.html"
+    fine.write_text("<!DOCTYPE html><body><table><tr><td>1</td></tr></table></body>")
+    assert tab.load(fine) == []
+    assert layout_problems(tab.page, phone=phone) == []
+    noisy = tmp_path / "noisy.html"
+    noisy.write_text(
+        '<!DOCTYPE html><body><img src="http://example.invalid/x.png" alt="">'
+        '<script>console.error("boom")</script></body>'
+    )
+    found = tab.load(noisy)
+    assert "console error: boom" in found
+    assert "requested http://example.invalid/x.png" in found
