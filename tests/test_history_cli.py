@@ -48,8 +48,12 @@ def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+#: no $COLUMNS: the table is printed whole, at its own width, as to a file
+WHOLE: dict[str, str | None] = {"COLUMNS": None}
+
+
 def _history(config: Path, *args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(cli, ["-c", str(config), "history", "retail_pd", *args])
+    result = CliRunner().invoke(cli, ["-c", str(config), "history", "retail_pd", *args], env=WHOLE)
     return result.exit_code, result.output
 
 
@@ -226,8 +230,7 @@ def test_the_table_takes_the_terminals_width_and_says_what_does_not_fit(config: 
     assert lines[-1].startswith("(the table needs ")
     assert lines[-1].split(" columns, ")[1].startswith("60 shown")
     # a file or a pipe (no terminal, no $COLUMNS): the table's own width, no cell cut
-    whole = CliRunner().invoke(cli, ["-c", str(config), "history", "retail_pd"],
-                               env={"COLUMNS": None})  # fmt: skip
+    whole = CliRunner().invoke(cli, ["-c", str(config), "history", "retail_pd"], env=WHOLE)
     assert whole.exit_code == 0, whole.output
     assert "…" not in whole.output
     assert "(the table needs" not in whole.output

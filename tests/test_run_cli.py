@@ -36,7 +36,10 @@ def config_path(tmp_path: Path) -> Path:
 
 def _invoke(path: Path, *args: str) -> tuple[int, str]:
     """Exit code, and stdout alone for --format json (log lines go to stderr), else all."""
-    result = CliRunner().invoke(cli, ["-c", str(path), *args], catch_exceptions=False)
+    # no $COLUMNS: a table is printed whole, at its own width, as to a file
+    result = CliRunner().invoke(
+        cli, ["-c", str(path), *args], catch_exceptions=False, env={"COLUMNS": None}
+    )
     return result.exit_code, result.stdout if "json" in args else result.output
 
 
