@@ -106,6 +106,59 @@ def test_demo_book_and_store_are_what_the_issue_describes(demo: tuple[Path, str]
         store.engine.dispose()
 
 
+#: Siddiqi's bands of an IV (FORMULAS.md): below "useless", from "strong", above "suspicious"
+USELESS_IV, STRONG_IV, SUSPICIOUS_IV = 0.02, 0.3, 0.5
+#: PSI's stable band ends here (FORMULAS.md)
+STABLE_PSI = 0.10
+
+
+@pytest.mark.slow
+def test_the_demo_scores_drift_with_their_inputs(demo: tuple[Path, str]) -> None:
+    config = load_config(demo[0] / "riskmon.yaml")
+    store = MetricStore.open(config.store.url)
+    try:
+        for model in ("application_scorecard", "behaviour_pd"):
+            psi = [
+                p.value for p in store.history(model, "psi", variable="score", population="current")
+            ]
+            income = [
+                p.value
+                for p in store.history(model, "csi", variable="income", population="current")
+            ]
+            assert len(psi) == len(income) == 12
+            # January to March, before the drift, incomes have not moved and the score is in
+            # PSI's stable band; once incomes have drifted the score has moved with them
+            assert all(v is not None and v < 0.01 for v in income[:3]), income
+            before = [v for v in psi[:3] if v is not None]
+            assert len(before) == 3
+            assert max(before) < STABLE_PSI, (model, psi)
+            assert psi[-1] is not None
+            assert psi[-1] > max(5 * max(before), STABLE_PSI / 2), (model, psi)
+    finally:
+        store.engine.dispose()
+
+
+@pytest.mark.slow
+def test_most_of_the_demo_characteristics_carry_information(demo: tuple[Path, str]) -> None:
+    config = load_config(demo[0] / "riskmon.yaml")
+    store = MetricStore.open(config.store.url)
+    try:
+        for model in ("application_scorecard", "behaviour_pd"):
+            baseline = store.latest_baseline(model)
+            assert baseline is not None
+            ivs = {
+                f.variable: f.value
+                for f in baseline.figures
+                if f.name == "iv" and f.segment == "" and f.value is not None
+            }
+            assert set(ivs) == set(NUMERIC_CHARACTERISTICS + CATEGORICAL_CHARACTERISTICS)
+            informative = [v for v in ivs.values() if v >= USELESS_IV]
+            assert len(informative) >= 0.75 * len(ivs), ivs
+            assert STRONG_IV <= max(ivs.values()) <= SUSPICIOUS_IV, ivs
+    finally:
+        store.engine.dispose()
+
+
 def test_demo_refuses_a_folder_with_other_files(tmp_path: Path) -> None:
     (tmp_path / "thesis.docx").write_text("mine")
     result = CliRunner().invoke(cli, ["demo", "--dir", str(tmp_path)])
