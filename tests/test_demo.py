@@ -58,7 +58,7 @@ def test_demo_prints_the_index_and_writes_every_report(demo: tuple[Path, str]) -
 
 
 @pytest.mark.slow
-def test_demo_book_and_store_are_what_the_issue_describes(demo: tuple[Path, str]) -> None:
+def test_demo_book_and_store_are_what_the_readme_describes(demo: tuple[Path, str]) -> None:
     folder, out = demo
     config = load_config(folder / "riskmon.yaml")
     assert [m.score_direction for m in config.models] == [
