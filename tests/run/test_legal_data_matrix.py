@@ -96,14 +96,15 @@ def _check_figure(figure: FigureRecord) -> None:
 
 
 def _check_page(store: MetricStore, path: Path, features: Features) -> None:
-    """The page parses, shows each section the run's context declares, between the header and
-    summary and the appendix, and no raw exception or number."""
+    """The page parses, shows each section the run's context declares, between the header,
+    findings and summary and the run's details and appendix, and no raw exception or number."""
     page = parse(path.read_text(encoding="utf-8"))
     run = store.latest_run("legal")
     assert run is not None
     context = run_report_context(store, run, model=None)
     ids = [s.attrs["id"] for s in page.iter("section")]
-    expected = ["run-header", "summary", *(s.anchor for s in context.sections), "appendix"]
+    expected = ["run-header", "findings", "summary", *(s.anchor for s in context.sections)]
+    expected += ["run-details", "appendix"]
     assert ids == expected, features.label()
     text = page.text()
     assert not RAW_EXCEPTION.search(text), RAW_EXCEPTION.findall(text)
