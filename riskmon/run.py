@@ -160,15 +160,10 @@ def run_model(
         log.warning("%s as of %s: %s", model.name, as_of, exc)
         return RunOutcome(model.name, as_of, "skipped", run_id=run_id, error=str(exc))
     except Exception as exc:  # every failure is recorded on the run, then reported
-        error = redact(describe_failure(exc))
         # a defect's traceback goes to the log (secrets masked there too), not to the report
+        error, defect = redact(describe_failure(exc)), not isinstance(exc, RiskmonError)
         log.error(
-            "%s as of %s: run %s failed: %s",
-            model.name,
-            as_of,
-            run_id,
-            error,
-            exc_info=not isinstance(exc, RiskmonError),
+            "%s as of %s: run %s failed: %s", model.name, as_of, run_id, error, exc_info=defect
         )
         _record_failure(store, run_id, error, owner, record)
         return RunOutcome(model.name, as_of, "failed", run_id=run_id, error=error)

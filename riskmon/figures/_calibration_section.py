@@ -65,22 +65,14 @@ def _decided(
     )
 
 
-def section(run: RunView) -> CalibrationSection | None:
-    figures, alerts = run.figures, run.alerts
-    jeffreys = figures.get("jeffreys_p", PERFORMANCE)
-    if jeffreys is None:
-        return None
-    binomial = figures.get("binomial_p", PERFORMANCE)
+def _grade_rows(run: RunView) -> list[GradeRow]:
+    """A row per grade: its tests of both directions and the Holm-adjusted p that decided each."""
     rows = []
     for b in run.bins.get(PERFORMANCE, CALIBRATION):
         x = b.extra
-        alert = alerts.get("pd_underestimation_grade", variable=b.label)
-        over = alerts.get("pd_overestimation_grade", variable=b.label)
-        status = (
-            Status.worst(a.status for a in (alert, over) if a is not None)
-            if (alert or over)
-            else None
-        )
+        under = run.alerts.get("pd_underestimation_grade", variable=b.label)
+        over = run.alerts.get("pd_overestimation_grade", variable=b.label)
+        judged = [a.status for a in (under, over) if a is not None]
         rows.append(
             GradeRow(
                 b.label,
@@ -92,19 +84,24 @@ def section(run: RunView) -> CalibrationSection | None:
                 x.get("binomial_p"),
                 x.get("p_correlated"),
                 x.get("critical_defaults"),
-                None if status is None else str(status),
+                str(Status.worst(judged)) if judged else None,
                 x.get("reason"),
                 x.get("jeffreys_p_over"),
                 x.get("binomial_p_over"),
-                *_decided(alert, over),
+                *_decided(under, over),
             )
         )
-    under, over = (alerts.get(r) for r in ("pd_underestimation", "pd_overestimation"))
-    port_status = [a.status for a in (under, over) if a is not None]
-    n = figures.value("calibration_n", PERFORMANCE)
-    portfolio = GradeRow(
+    return rows
+
+
+def _portfolio_row(run: RunView, jeffreys: FigureRecord, binomial: FigureRecord | None) -> GradeRow:
+    """The portfolio's row: its tests of both directions and the p that decided each."""
+    figures = run.figures
+    under, over = (run.alerts.get(r) for r in ("pd_underestimation", "pd_overestimation"))
+    judged = [a.status for a in (under, over) if a is not None]
+    return GradeRow(
         "portfolio",
-        int(n or 0),
+        int(figures.value("calibration_n", PERFORMANCE) or 0),
         int(figures.value("calibration_defaults", PERFORMANCE) or 0),
         figures.value("default_rate", PERFORMANCE),
         figures.value("mean_pd", PERFORMANCE),
@@ -112,12 +109,22 @@ def section(run: RunView) -> CalibrationSection | None:
         binomial.value if binomial else None,
         binomial.params.get("p_correlated") if binomial else None,
         binomial.params.get("critical_defaults") if binomial else None,
-        str(Status.worst(port_status)) if port_status else None,
+        str(Status.worst(judged)) if judged else None,
         jeffreys.reason,
         jeffreys.params.get("p_over"),
         binomial.params.get("p_over") if binomial else None,
         *_decided(under, over),
     )
+
+
+def section(run: RunView) -> CalibrationSection | None:
+    figures = run.figures
+    jeffreys = figures.get("jeffreys_p", PERFORMANCE)
+    if jeffreys is None:
+        return None
+    binomial = figures.get("binomial_p", PERFORMANCE)
+    rows = _grade_rows(run)
+    portfolio = _portfolio_row(run, jeffreys, binomial)
     points = [
         (
             r.label,

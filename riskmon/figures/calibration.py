@@ -35,7 +35,6 @@ from riskmon.figures._calibration_section import section
 from riskmon.figures._family import (
     Family,
     FigureSpec,
-    Formula,
     Headline,
     HistoryColumn,
     Judge,
@@ -47,6 +46,7 @@ from riskmon.figures._family import (
     p_status,
     where,
 )
+from riskmon.figures._formulas import CALIBRATION_FORMULAS
 from riskmon.records import ALL, PERFORMANCE, FigureRecord, Status
 
 # --------------------------------------------------------------------------- rules
@@ -217,59 +217,5 @@ FAMILY = Family(
     default_population=dict.fromkeys(
         ("mean_pd", "default_rate", "jeffreys_p", "binomial_p", "brier"), PERFORMANCE
     ),
-    formulas=(
-        Formula(
-            30,
-            "Jeffreys test",
-            (
-                "p = F<sub>Beta(D + ½, N − D + ½)</sub>(PD̄), N loans, D defaults, PD̄ their mean "
-                "PD; a small p says the PD is too low (under-estimation). Over-estimation: 1 − p, "
-                "the PD too high. Its interval is the Beta distribution's central one. ECB, "
-                "Instructions for reporting the validation results of internal models (2019), "
-                "§2.5.3.1. Defined for D = 0 and for a PD of 0 or 1."
-            ),
-        ),
-        Formula(
-            31,
-            "Binomial test",
-            (
-                "p = P(X ≥ D), X ~ Bin(N, PD̄) (under-estimation), P(X ≤ D) for over-estimation "
-                "(BCBS WP14, 2005). With a default correlation ρ (one-factor Vasicek), the "
-                "conditional PD Φ((Φ<sup>−1</sup>(PD̄) − √ρ · z) / √(1 − ρ)) is integrated over z "
-                "~ N(0, 1). The critical count at confidence 1 − α is the smallest d with P(X ≥ d) "
-                "≤ α."
-            ),
-        ),
-        Formula(
-            32,
-            "Hosmer–Lemeshow",
-            (
-                "χ² = Σ<sub>k</sub> (N<sub>k</sub> · PD̄<sub>k</sub> − D<sub>k</sub>)² / "
-                "(N<sub>k</sub> · PD̄<sub>k</sub> · (1 − PD̄<sub>k</sub>)) over the K grades, K "
-                "degrees of freedom (the PDs are fixed before the outcomes). A grade expecting "
-                "fewer than <code>calibration.min_expected_defaults</code> defaults is merged with "
-                "a neighbour; a grade whose mean PD is 0 or 1 has no variance and is left out, "
-                "with the reason."
-            ),
-        ),
-        Formula(
-            33,
-            "Brier score and Spiegelhalter test",
-            (
-                "Brier = mean (y − p)²; Spiegelhalter's Z = (Brier − mean p(1 − p)) / √(Σ p(1 − "
-                "p)(1 − 2p)² / N²), standard normal under perfect calibration (Spiegelhalter, "
-                "1986); two-sided p."
-            ),
-        ),
-        Formula(
-            34,
-            "Holm adjustment",
-            (
-                "the grades' p-values are judged together: sorted ascending, the k-th of K is "
-                "multiplied by K − k + 1 and made non-decreasing (capped at 1). The calibration "
-                "table shows each grade's raw p-values of both directions and the adjusted p that "
-                "decided its status."
-            ),
-        ),
-    ),
+    formulas=CALIBRATION_FORMULAS,
 )

@@ -31,7 +31,6 @@ from riskmon.config import Challenger
 from riskmon.figures._family import (
     Family,
     FigureSpec,
-    Formula,
     Judge,
     Rule,
     Section,
@@ -42,6 +41,7 @@ from riskmon.figures._family import (
     p_status,
     where,
 )
+from riskmon.figures._formulas import CHALLENGER_FORMULAS
 from riskmon.figures._views import RunTables, RunView
 from riskmon.metrics import CountTable, delong_test_from_counts
 from riskmon.records import (
@@ -296,18 +296,5 @@ FAMILY = Family(
     ),
     sections=(Section("challenger", "Challengers", "challenger", 32, "_challenger.html", section),),
     default_population={"challenger_delong_p": PERFORMANCE},
-    formulas=(
-        Formula(
-            25,
-            "Challenger test",
-            (
-                "DeLong's paired test of two scores on the same loans: z = "
-                "(AUC<sub>challenger</sub> − AUC<sub>model</sub>) / √(S<sub>11</sub> + "
-                "S<sub>22</sub> − 2 S<sub>12</sub>), S the covariance matrix of the two AUCs' "
-                "placement values, two-sided p = 2 · (1 − Φ(|z|)) (DeLong, DeLong &amp; "
-                "Clarke-Pearson, 1988). Judged only when the challenger's AUC is the higher; loans "
-                "without a challenger score are left out and counted."
-            ),
-        ),
-    ),
+    formulas=CHALLENGER_FORMULAS,
 )

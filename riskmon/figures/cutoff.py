@@ -28,7 +28,6 @@ from riskmon.config import Band, Costs
 from riskmon.figures._family import (
     Family,
     FigureSpec,
-    Formula,
     Judge,
     Rule,
     Section,
@@ -39,6 +38,7 @@ from riskmon.figures._family import (
     measured,
     ratio,
 )
+from riskmon.figures._formulas import CUTOFF_FORMULAS
 from riskmon.figures._views import RunTables, RunView
 from riskmon.metrics import CountTable, confusion_figures, cost_optimal_cutoff_from_counts
 from riskmon.records import ALL, CURRENT, CUTOFF, PERFORMANCE, FigureRecord, Status
@@ -348,28 +348,5 @@ FAMILY = Family(
         "accepted_bad_rate": PERFORMANCE,
         "expected_cost": PERFORMANCE,
     },
-    formulas=(
-        Formula(
-            40,
-            "Cut-off",
-            (
-                "loans at or beyond the cut-off are declined. Approval rate = accepted loans / all "
-                "loans; accepted (declined) bad rate = bads among accepted (declined) loans; "
-                "informedness (Youden's J) = TPR + TNR − 1 with bads positive and a decline the "
-                "prediction of a bad. <code>approval_rate_change</code> judges |now − baseline| in "
-                "rate points, <code>accepted_bad_rate_rise</code> the relative rise (now − "
-                "baseline) / baseline."
-            ),
-        ),
-        Formula(
-            41,
-            "Expected cost",
-            (
-                "(c<sub>FA</sub> · accepted bads + c<sub>FD</sub> · declined goods) / N, "
-                "c<sub>FA</sub> the cost of accepting a bad and c<sub>FD</sub> of declining a good "
-                "(<code>calibration.costs</code>); the cost-optimal cut-off minimises it over the "
-                "score's values (Drummond &amp; Holte, 2006)."
-            ),
-        ),
-    ),
+    formulas=CUTOFF_FORMULAS,
 )

@@ -24,7 +24,6 @@ from riskmon.figures._drops import grid_reason, judge_drop
 from riskmon.figures._family import (
     Family,
     FigureSpec,
-    Formula,
     HistoryColumn,
     Judge,
     Parameter,
@@ -40,6 +39,7 @@ from riskmon.figures._family import (
     where,
 )
 from riskmon.figures._family import Headline as H
+from riskmon.figures._formulas import DISCRIMINATION_FORMULAS
 from riskmon.figures._ranking import compute, freeze
 from riskmon.figures._views import Alerts, RunView
 from riskmon.records import (
@@ -378,50 +378,5 @@ FAMILY = Family(
         Parameter(80, "auc", "method", "AUC standard error"),
         Parameter(90, "auc", "confidence_level", "AUC and Gini confidence level"),
     ),
-    formulas=(
-        Formula(
-            10,
-            "KS",
-            (
-                "the largest distance between the score's cumulative distributions among bads and "
-                "among goods, taken only at distinct score values (a group of tied scores moves "
-                "both at once). The p-value is the two-sample Kolmogorov–Smirnov test's; with tied "
-                "scores it is conservative. 5 % critical value ≈ 1.358 · √((n + m) / (n · m)). The "
-                "band rule <code>ks_band</code> judges it against [low, high]."
-            ),
-        ),
-        Formula(
-            11,
-            "AUC",
-            (
-                "the probability that a bad scores riskier than a good, ties counting one half "
-                "(Mann–Whitney): AUC = Σ<sub>i</sub> b<sub>i</sub> · (G<sub>&lt;i</sub> + ½ "
-                "g<sub>i</sub>) / (B · G) over the score's values, riskiest last. Its confidence "
-                "interval uses DeLong's variance s² = var(V<sub>10</sub>)/B + "
-                "var(V<sub>01</sub>)/G of the placement values, AUC ± z · s, clipped to [0, 1]. "
-                "<code>score_direction</code> is RED when the interval lies wholly below 0.5."
-            ),
-        ),
-        Formula(
-            12,
-            "Gini",
-            (
-                "(accuracy ratio) = 2 · AUC − 1; its interval is 2 · (AUC bounds) − 1. "
-                "<code>auc_drop</code> and <code>gini_drop</code> judge the relative fall "
-                "(baseline − now) / baseline."
-            ),
-        ),
-        Formula(
-            13,
-            "ECB AUC test",
-            (
-                "S = (AUC<sub>init</sub> − AUC) / s, s the cohort AUC's DeLong standard error, p = "
-                "1 − Φ(S); H0: the AUC has not deteriorated (ECB, Instructions for reporting the "
-                "validation results of internal models, 2019, §2.5.4.1). AUC<sub>init</sub> is "
-                "<code>calibration.initial_auc</code>, else the baseline's. With "
-                "<code>calibration.auc_test_variance: both</code>, a variant that is not the "
-                "ECB's: s = √(s² + s<sub>init</sub>²)."
-            ),
-        ),
-    ),
+    formulas=DISCRIMINATION_FORMULAS,
 )

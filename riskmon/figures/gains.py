@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from riskmon.figures._family import (
     Family,
     FigureSpec,
-    Formula,
     Headline,
     Parameter,
     Section,
@@ -20,6 +19,7 @@ from riskmon.figures._family import (
     measured,
     ratio,
 )
+from riskmon.figures._formulas import GAINS_FORMULAS
 from riskmon.figures._views import RunTables, RunView
 from riskmon.metrics import CountTable, lift_table_from_counts
 from riskmon.records import GAINS, PERFORMANCE, BinRecord, FigureRecord
@@ -186,16 +186,5 @@ FAMILY = Family(
         ),
     ),
     parameters=(Parameter(100, "top_decile_lift", "n_groups", "gains table groups"),),
-    formulas=(
-        Formula(
-            20,
-            "Gain curve, CAP and lift",
-            (
-                "the share of all bads among the riskiest share of loans (cumulative). Lift of a "
-                "group = its bad rate / the cohort's bad rate; top-decile lift is the riskiest "
-                "tenth's. A lift-order break is a group with a higher bad rate than the riskier "
-                "group before it."
-            ),
-        ),
-    ),
+    formulas=GAINS_FORMULAS,
 )

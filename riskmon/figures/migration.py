@@ -46,7 +46,6 @@ from riskmon.config import PValueLevels
 from riskmon.figures._family import (
     Family,
     FigureSpec,
-    Formula,
     HistoryColumn,
     Judge,
     Rule,
@@ -58,6 +57,7 @@ from riskmon.figures._family import (
     p_levels,
     p_status,
 )
+from riskmon.figures._formulas import MIGRATION_FORMULAS
 from riskmon.figures._migration_figures import (
     COLUMN_MARGINS,
     ROW_MARGINS,
@@ -302,32 +302,5 @@ FAMILY = Family(
     ),
     sections=(Section("migration", "Migrations", "migration", 39, "_migration.html", section),),
     history=(HistoryColumn(26, "migration_mwb_upper", "", CURRENT),),
-    formulas=(
-        Formula(
-            50,
-            "Matrix weighted bandwidth",
-            (
-                "upper MWB = Σ<sub>i&lt;K</sub> Σ<sub>j&gt;i</sub> |i − j| · n<sub>ij</sub> / "
-                "M<sub>up</sub>, M<sub>up</sub> = Σ<sub>i&lt;K</sub> max(|i − K|, |i − 1|) · "
-                "Σ<sub>j&gt;i</sub> n<sub>ij</sub>, n<sub>ij</sub> the obligors in grade i at the "
-                "start and j at the end; the lower MWB mirrors it below the diagonal (ECB 2019, "
-                "§2.5.5.1). <code>migration_bandwidth</code> judges the larger |now / baseline − "
-                "1|."
-            ),
-        ),
-        Formula(
-            51,
-            "Migration stability test",
-            (
-                "for a cell two or more grades off the diagonal, z<sub>ij</sub> = "
-                "(p<sub>i,j−1</sub> − p<sub>ij</sub>) / √((p<sub>ij</sub>(1 − p<sub>ij</sub>) + "
-                "p<sub>i,j−1</sub>(1 − p<sub>i,j−1</sub>) + 2 p<sub>ij</sub> p<sub>i,j−1</sub>) / "
-                "N<sub>i</sub>), p<sub>ij</sub> = n<sub>ij</sub> / N<sub>i</sub>, mirrored below "
-                "the diagonal (ECB 2019, §2.5.5.2). Each cell is tested for holding more obligors "
-                "than its neighbour nearer the diagonal, p = Φ(z); the smallest p, "
-                "Bonferroni-adjusted for the cells tested, is the figure, and the heat map "
-                "outlines cells by that adjusted p."
-            ),
-        ),
-    ),
+    formulas=MIGRATION_FORMULAS,
 )

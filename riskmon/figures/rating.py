@@ -34,7 +34,6 @@ from riskmon.config import ModelConfig
 from riskmon.figures._family import (
     Family,
     FigureSpec,
-    Formula,
     HistoryColumn,
     Judge,
     Rule,
@@ -45,6 +44,7 @@ from riskmon.figures._family import (
     p_levels,
     p_status,
 )
+from riskmon.figures._formulas import RATING_FORMULAS
 from riskmon.figures._views import RunTables, RunView
 from riskmon.metrics import CountTable, herfindahl_index, herfindahl_test
 from riskmon.records import CURRENT, GRADE, SCORE, BinRecord, FigureRecord, Status
@@ -322,17 +322,5 @@ FAMILY = Family(
     ),
     sections=(Section("rating", "Rating system", "rating", 38, "_rating.html", section),),
     history=(HistoryColumn(25, "rating_herfindahl", "", CURRENT),),
-    formulas=(
-        Formula(
-            45,
-            "Herfindahl index",
-            (
-                "CV = √(K · Σ (R<sub>i</sub> − 1/K)²), R<sub>i</sub> the share of loans in grade i "
-                "of K; HI = 1 + ln((CV² + 1) / K) / ln K, 0 for loans spread evenly and 1 for one "
-                "grade. Concentration test against the baseline: z = √(K − 1) · (CV − "
-                "CV<sub>init</sub>) / √(CV² · (0.5 + CV²)), p = 1 − Φ(z) (ECB 2019, §2.5.5.3). The "
-                "shift test is Pearson's χ² of homogeneity, K − 1 degrees of freedom."
-            ),
-        ),
-    ),
+    formulas=RATING_FORMULAS,
 )

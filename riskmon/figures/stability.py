@@ -21,7 +21,6 @@ from riskmon.config import Band, Thresholds
 from riskmon.figures._family import (
     Family,
     FigureSpec,
-    Formula,
     Headline,
     HistoryColumn,
     Judge,
@@ -41,6 +40,7 @@ from riskmon.figures._family import (
     where,
     within_noise,
 )
+from riskmon.figures._formulas import STABILITY_FORMULAS
 from riskmon.figures._views import RunTables, RunView
 from riskmon.metrics import DEFAULT_SMOOTHING, CountTable, population_stability_index_from_counts
 from riskmon.records import CURRENT, SCORE, BinRecord, FigureRecord, Figures, Status
@@ -379,18 +379,5 @@ FAMILY = Family(
         Parameter(20, "psi", "alpha", "PSI noise test significance level α"),
     ),
     default_population={"psi": CURRENT, "csi": CURRENT},
-    formulas=(
-        Formula(
-            60,
-            "PSI and CSI",
-            (
-                "PSI = Σ (a<sub>i</sub> − e<sub>i</sub>) · ln(a<sub>i</sub> / e<sub>i</sub>) over "
-                "the baseline's frozen bins, e the baseline's and a the current shares, missing "
-                "and unseen-category bins included. Usual reading: below 0.10 stable, 0.10–0.25 "
-                "monitor, above 0.25 shifted. A PSI below (1/n + 1/m) · χ²<sub>1−α</sub>(B − 1) is "
-                "within sampling noise (Yurdakul &amp; Naranjo, 2020). CSI is the same index on "
-                "one characteristic."
-            ),
-        ),
-    ),
+    formulas=STABILITY_FORMULAS,
 )

@@ -21,7 +21,6 @@ from riskmon.figures._drops import judge_drop
 from riskmon.figures._family import (
     Family,
     FigureSpec,
-    Formula,
     Judge,
     Parameter,
     Rule,
@@ -35,6 +34,7 @@ from riskmon.figures._family import (
     measured,
     ratio,
 )
+from riskmon.figures._formulas import STRENGTH_FORMULAS
 from riskmon.figures._views import RunTables, RunView
 from riskmon.metrics import (
     DEFAULT_SMOOTHING,
@@ -275,16 +275,5 @@ FAMILY = Family(
     ),
     sections=(Section("strength", "WOE/IV", "woe-iv", 50, "_strength.html", section),),
     parameters=(Parameter(30, "iv", "smoothing", "WOE/IV pseudo-count for empty cells"),),
-    formulas=(
-        Formula(
-            70,
-            "WOE and IV",
-            (
-                "WOE of a bin = ln(share of goods / share of bads); IV = Σ (share of goods − share "
-                "of bads) · WOE. Strength after Siddiqi (2006): below 0.02 useless, 0.02–0.1 weak, "
-                "0.1–0.3 medium, 0.3–0.5 strong, above 0.5 suspicious. <code>iv_drop</code> judges "
-                "the relative fall (baseline − now) / baseline."
-            ),
-        ),
-    ),
+    formulas=STRENGTH_FORMULAS,
 )

@@ -11,9 +11,9 @@ import dataclasses
 import pytest
 
 from riskmon.charts import Chart, Sparkline
+from riskmon.figures._quality_section import DataQuality, QualityRow
 from riskmon.figures.discrimination import Discrimination
 from riskmon.figures.gains import GainsRow
-from riskmon.figures.quality import DataQuality, QualityRow
 from riskmon.figures.stability import CharacteristicStability, Stability, StabilityRow
 from riskmon.figures.strength import CharacteristicStrength, WoeRow
 from riskmon.report import context as c
