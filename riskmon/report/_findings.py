@@ -43,7 +43,7 @@ def findings(
         for rule, chosen in by_rule.items()
         if any(Status(a.status) in _FLAGGED for a in chosen)
     ]
-    order = {r.name: i for i, r in enumerate(CATALOG.rules)}
+    order = _rule_order()
     found.sort(
         key=lambda f: (
             -Status(f.status).severity,
@@ -54,6 +54,11 @@ def findings(
         )
     )
     return tuple(found)
+
+
+def _rule_order() -> dict[str, int]:
+    """Each rule's place in the catalog, which breaks ties between findings."""
+    return {r.name: i for i, r in enumerate(CATALOG.rules)}
 
 
 def _finding(
@@ -117,7 +122,7 @@ def unjudged(alerts: Iterable[AlertLike]) -> tuple[Unjudged, ...]:
     for alert in alerts:
         if Status(alert.status) == Status.NOT_EVALUABLE:
             by_rule.setdefault(alert.rule, []).append(alert)
-    order = {r.name: i for i, r in enumerate(CATALOG.rules)}
+    order = _rule_order()
     return tuple(
         Unjudged(rule, len(chosen), place(chosen[0]), chosen[0].message)
         for rule, chosen in sorted(by_rule.items(), key=lambda i: order.get(i[0], len(order)))
