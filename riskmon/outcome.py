@@ -27,7 +27,9 @@ class RunOutcome:
 
     model: str
     as_of: dt.date
-    status: str  # succeeded | failed | skipped (another process holds the run)
+    #: succeeded | failed | skipped (another process holds the run) | done (the date had
+    #: succeeded already: not computed again)
+    status: str
     run_id: int | None = None
     error: str | None = None
     alert_status: str = Status.NOT_EVALUABLE
@@ -56,7 +58,7 @@ class RunOutcome:
             "status": self.status,
             "run_id": self.run_id,
             "error": self.error,
-            "alert_status": self.alert_status if self.ok else None,
+            "alert_status": self.alert_status if self.ok or self.status == "done" else None,
             "baseline_version": self.baseline_version,
             "counts": None
             if self.counts is None

@@ -168,6 +168,9 @@ class Status(str, Enum):
 
 _SEVERITY = {Status.NOT_EVALUABLE: -1, Status.GREEN: 0, Status.AMBER: 1, Status.RED: 2}
 
+#: the state of a run that failed; a succeeded run's state is its worst alert status
+FAILED = "FAILED"
+
 
 @dataclass(frozen=True)
 class FigureRecord:

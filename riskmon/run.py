@@ -24,11 +24,12 @@ from riskmon.config import ModelConfig, RiskmonConfig, model_fingerprint
 from riskmon.errors import RiskmonError, describe_failure
 from riskmon.evaluate import AlertKey, check_rule_levels, evaluate, key_of, red_by_levels
 from riskmon.figures import CATALOG, FrozenBaseline
-from riskmon.notify import notify_run
+from riskmon.notify import due_channels, notify_run
 from riskmon.outcome import RunOutcome
 from riskmon.plan import DateWindow, RunPlan, plan_run
 from riskmon.records import (
     CURRENT,
+    FAILED,
     PERFORMANCE,
     AlertRecord,
     BinRecord,
@@ -41,6 +42,7 @@ from riskmon.redact import redact
 from riskmon.report import render_index, render_run_report
 from riskmon.store import (
     MetricStore,
+    RunAlreadySucceeded,
     RunInProgressError,
     StoredBaseline,
     default_owner,
@@ -113,8 +115,15 @@ def run_model(
     store: MetricStore,
     strategy: Strategy = "auto",
     heartbeat_seconds: float = HEARTBEAT_SECONDS,
+    force: bool = False,
+    notify: bool = True,
 ) -> RunOutcome:
-    """Run ``model`` as of ``as_of`` and store the result; never raises for a failed run."""
+    """Run ``model`` as of ``as_of`` and store the result; never raises for a failed run.
+
+    A date that has succeeded already is not computed again (the outcome is ``done``) unless
+    ``force``. With ``notify``, the deliveries due to the model's channels are queued with the
+    stored run, for :func:`riskmon.notify.notify_run` (or the next process) to send.
+    """
     owner = default_owner()
     record = _planned(model, as_of)  # None when the dates cannot be planned: the run fails below
     try:
@@ -125,6 +134,13 @@ def run_model(
             config_hash=model_fingerprint(model),
             owner=owner,
             plan=record.to_json() if record is not None else None,
+            force=force,
+        )
+    except RunAlreadySucceeded as exc:  # computed once already: its stored status stands
+        log.info("%s as of %s: %s", model.name, as_of, exc)
+        stored = Status.worst(a.status for a in store.alerts(exc.run_id))
+        return RunOutcome(
+            model.name, as_of, "done", run_id=exc.run_id, error=str(exc), alert_status=stored
         )
     except RunInProgressError as exc:
         log.warning("%s as of %s: %s", model.name, as_of, exc)
@@ -146,6 +162,7 @@ def run_model(
             figures, bins = compute_run(model, collected, baseline.bins, baseline.frozen)
             counts = _counts(collected)
             alerts = _judge(model, as_of, store, figures, counts, baseline, plan)
+            state = Status.worst(a.status for a in alerts)
             store.complete_run(
                 run_id,
                 counts=counts,
@@ -155,6 +172,7 @@ def run_model(
                 baseline_id=baseline.stored.id,
                 plan=record.to_json(),
                 owner=owner,
+                notify=due_channels(model, store, as_of, state) if notify else None,
             )
     except RunInProgressError as exc:  # taken over while it ran: the new owner's results stand
         log.warning("%s as of %s: %s", model.name, as_of, exc)
@@ -165,12 +183,13 @@ def run_model(
         log.error(
             "%s as of %s: run %s failed: %s", model.name, as_of, run_id, error, exc_info=defect
         )
-        _record_failure(store, run_id, error, owner, record)
+        due = _due_on_failure(model, store, as_of) if notify else None
+        _record_failure(store, run_id, error, owner, record, due)
         return RunOutcome(model.name, as_of, "failed", run_id=run_id, error=error)
     except BaseException:  # interrupted (Ctrl-C, SystemExit): the run is marked, then re-raised
-        _record_failure(store, run_id, "interrupted before it finished", owner, record)
+        _record_failure(store, run_id, "interrupted before it finished", owner, record, None)
         raise
-    status = Status.worst(a.status for a in alerts)
+    status = state
     log.info("%s as of %s: run %s succeeded, %s", model.name, as_of, run_id, status)
     return RunOutcome(
         model.name,
@@ -241,11 +260,27 @@ def _plan_record(model: ModelConfig, plan: RunPlan) -> RunPlanRecord:
     )
 
 
+def _due_on_failure(model: ModelConfig, store: MetricStore, as_of: dt.date) -> list[str] | None:
+    """The channels due to hear that the run failed; None when the store cannot tell (the
+    failure's notification is then decided when it is sent)."""
+    try:
+        return due_channels(model, store, as_of, FAILED)
+    except RiskmonError:
+        return None
+
+
 def _record_failure(
-    store: MetricStore, run_id: int, error: str, owner: str, plan: RunPlanRecord | None
+    store: MetricStore,
+    run_id: int,
+    error: str,
+    owner: str,
+    plan: RunPlanRecord | None,
+    notify: list[str] | None,
 ) -> None:
     try:
-        store.fail_run(run_id, error, owner=owner, plan=plan.to_json() if plan else None)
+        store.fail_run(
+            run_id, error, owner=owner, plan=plan.to_json() if plan else None, notify=notify
+        )
     except RiskmonError as exc:  # the store itself is down: the claim goes stale, and is retaken
         log.error("could not record the failure of run %s: %s", run_id, exc)
 
@@ -259,6 +294,7 @@ def run_models(
     strategy: Strategy = "auto",
     report: bool = True,
     notify: bool = True,
+    force: bool = False,
 ) -> list[RunOutcome]:
     """Run each named model (every model when ``names`` is empty), one after the other.
 
@@ -270,8 +306,10 @@ def run_models(
     models = [config.model(name) for name in names] if names else list(config.models)
     outcomes = []
     for model in models:
-        outcome = run_model(model, as_of, store=store, strategy=strategy)
-        if report and outcome.run_id is not None and outcome.status != "skipped":
+        outcome = run_model(
+            model, as_of, store=store, strategy=strategy, force=force, notify=notify
+        )
+        if report and outcome.run_id is not None and outcome.status in ("succeeded", "failed"):
             path, error = _render_report(config, store, outcome)
             outcome = replace(outcome, report_path=path, report_error=error)
         if notify:

@@ -50,6 +50,7 @@ from riskmon.config import ModelConfig, RiskmonConfig, load_config
 from riskmon.cron import AS_OF_LAG, as_of_started_on, cron_trigger, fire_dates, time_zone
 from riskmon.errors import ConfigError, RiskmonError
 from riskmon.figures import load_families
+from riskmon.notify import send_pending
 from riskmon.outcome import RunOutcome
 from riskmon.redact import redact
 from riskmon.run import run_models
@@ -107,6 +108,10 @@ def missed_runs(
     whose run failed; the newest ``scheduler.max_catch_up_runs`` of them. A model that never
     succeeded has only today's fires (already past) to catch up, not its history: backfill that
     with ``riskmon backfill``.
+
+    Runs dated after ``now``'s date (stored while the clock was ahead, or by hand) are not the
+    newest success: the nights missed since the newest success up to now are caught up all the
+    same, and a warning says which runs were ignored.
     """
     timezone = scheduler_timezone(config)
     now = _local(now, timezone)
@@ -115,17 +120,32 @@ def missed_runs(
     for position, model in enumerate(config.models):
         if model.schedule is None or limit == 0:
             continue
-        latest = store.latest_run(model.name)
+        runs = store.runs(model.name)
+        _warn_of_future_runs(model, [r.as_of for r in runs if r.as_of > now.date()], now)
+        done = [r.as_of for r in runs if r.status == "succeeded" and r.as_of <= now.date()]
+        latest = max(done, default=None)
         # the first fire whose as-of date is after the newest success's
-        first = latest.as_of + 2 * AS_OF_LAG if latest is not None else now.date()
+        first = latest + 2 * AS_OF_LAG if latest is not None else now.date()
         start = dt.datetime.combine(first, dt.time(), tzinfo=timezone)
         fired = fire_dates(cron_trigger(model.schedule, timezone), start, now)
         dates = [as_of_started_on(day) for day in fired]
         if latest is not None:  # failed dates that a later success went past
-            failed = [r.as_of for r in store.runs(model.name) if r.status == "failed"]
-            dates = sorted({*dates, *(day for day in failed if day < latest.as_of)})
+            failed = [r.as_of for r in runs if r.status == "failed"]
+            dates = sorted({*dates, *(day for day in failed if day < latest)})
         planned += [(day, position, model) for day in dates[-limit:]]
     return [(model, day) for day, _, model in sorted(planned, key=lambda p: p[:2])]
+
+
+def _warn_of_future_runs(model: ModelConfig, future: list[dt.date], now: dt.datetime) -> None:
+    if future:
+        log.warning(
+            "%s: %d run(s) dated after today (%s), the newest as of %s, are ignored by "
+            "catch-up: the nights since the newest run up to today are caught up",
+            model.name,
+            len(future),
+            now.date().isoformat(),
+            max(future).isoformat(),
+        )
 
 
 def catch_up(
@@ -139,9 +159,12 @@ def catch_up(
 
     Runs are made oldest date first, so that each compares with the one before it; ``stop``,
     once set, keeps the next one from starting. ``now`` without a time zone is read in
-    ``scheduler.timezone``.
+    ``scheduler.timezone``. Each date is claimed as it comes: one another process computed
+    meanwhile is not computed again (its outcome is ``done``). First, the notifications that
+    processes stopped before they sent are sent (:func:`riskmon.notify.send_pending`).
     """
     outcomes: list[RunOutcome] = []
+    send_pending(config, store)
     missed = missed_runs(config, store, now=now)
     newest = {model.name: as_of for model, as_of in missed}
     for model, as_of in missed:

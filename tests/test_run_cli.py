@@ -90,7 +90,7 @@ def test_a_rerun_replaces_the_earlier_run(config_path: Path) -> None:
     store = _store(config_path)
     (first,) = store.runs("retail_pd")
     n_figures = store.count_rows("figures")
-    _invoke(config_path, "run", "--as-of", "2025-03-31")
+    _invoke(config_path, "run", "--as-of", "2025-03-31", "--force")
     (second,) = store.runs("retail_pd")
     assert second.id == first.id
     assert second.started_at > first.started_at
@@ -196,7 +196,7 @@ def test_a_run_whose_report_cannot_be_written_says_so_and_exits_3(
     status_line = next(line for line in out.splitlines() if line.startswith("retail_pd as of"))
     assert status_line.startswith("retail_pd as of 2025-03-31: succeeded, REPORT NOT WRITTEN, ")
     assert f"  report not written: cannot write the report {page}: " in out
-    code, out = _invoke(config_path, "run", "--as-of", "2025-03-31", "--format", "json")
+    code, out = _invoke(config_path, "run", "--as-of", "2025-03-31", "--format", "json", "--force")
     assert code == EXIT_RUN_FAILED
     (summary,) = json.loads(out)
     assert summary["status"] == "succeeded"

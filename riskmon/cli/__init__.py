@@ -47,6 +47,7 @@ COMMANDS = {
     "db": ("riskmon.cli.db", "db"),
     "demo": ("riskmon.cli.demo", "demo_command"),
     "history": ("riskmon.cli.history", "history_command"),
+    "notify": ("riskmon.cli.notify", "notify_command"),
     "report": ("riskmon.cli.report", "report_command"),
     "run": ("riskmon.cli.runs", "run_command"),
     "schedule": ("riskmon.cli.schedule", "schedule_command"),

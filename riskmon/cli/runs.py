@@ -34,10 +34,20 @@ _STRATEGY_OPTION = click.option(
 )
 
 
+_FORCE_OPTION = click.option(
+    "--force",
+    is_flag=True,
+    help="Compute a date again that has succeeded already (its figures are replaced; its "
+    "channels hear of it again only if its status changed). Without it, such a date is "
+    "skipped, said so, and not a failure.",
+)
+
+
 def _exit_code(outcomes: Sequence[RunOutcome], fail_on: str | None) -> int:
     # a report that was not written fails the job like a failed run: the run's figures are
     # stored, but what the team reads is missing until `riskmon report` writes it
-    if any(not o.ok or o.report_error for o in outcomes):
+    # a date that had succeeded already ("done") is not a failure: it was computed once
+    if any(not (o.ok or o.status == "done") or o.report_error for o in outcomes):
         return EXIT_RUN_FAILED
     if fail_on and any(o.alert_status in _FAIL_ON[fail_on] for o in outcomes):
         return EXIT_ALERT
@@ -132,6 +142,7 @@ def backfill_dates(model: ModelConfig, start: dt.date, end: dt.date, every: str)
     help="Exit 1 when a run raised an alert at least this severe.",
 )
 @_STRATEGY_OPTION
+@_FORCE_OPTION
 @click.pass_obj
 def run_command(
     app: _App,
@@ -140,6 +151,7 @@ def run_command(
     fmt: str,
     fail_on: str | None,
     strategy: str,
+    force: bool,
 ) -> None:
     """Run MODELS (default: every model) as of a date: collect, compute, evaluate, store.
 
@@ -153,7 +165,14 @@ def run_command(
     config = app.config()
     day = as_of.date() if as_of else _yesterday(config.scheduler.timezone)
     with _store(app) as store:
-        outcomes = run_models(config, models, day, store=store, strategy=strategy)  # type: ignore[arg-type]
+        outcomes = run_models(
+            config,
+            models,
+            day,
+            store=store,
+            strategy=strategy,  # type: ignore[arg-type]
+            force=force,
+        )
     if fmt == "json":
         click.echo(json.dumps([o.summary() for o in outcomes], indent=2, default=str))
     else:
@@ -175,9 +194,16 @@ def run_command(
     "MODEL's scheduled runs, each the day before a fire of its cron.",
 )
 @_STRATEGY_OPTION
+@_FORCE_OPTION
 @click.pass_obj
 def backfill_command(
-    app: _App, model: str, start: dt.datetime, end: dt.datetime, every: str, strategy: str
+    app: _App,
+    model: str,
+    start: dt.datetime,
+    end: dt.datetime,
+    every: str,
+    strategy: str,
+    force: bool,
 ) -> None:
     """Run MODEL as of every date from --from to --to, oldest first, with a progress bar."""
     from rich.console import Console
@@ -216,11 +242,16 @@ def backfill_command(
                 store=store,
                 strategy=strategy,  # type: ignore[arg-type]
                 notify=day == dates[-1],
+                force=force,
             )
             outcomes.append(outcome)
             progress.advance(task)
     for outcome in outcomes:
         _echo_outcome(outcome)
-    failed = sum(not o.ok for o in outcomes)
-    click.echo(f"{chosen.name}: {len(outcomes) - failed} of {len(outcomes)} runs succeeded")
+    failed = sum(not (o.ok or o.status == "done") for o in outcomes)
+    done = sum(o.status == "done" for o in outcomes)
+    already = f" ({done} had succeeded already: not computed again)" if done else ""
+    click.echo(
+        f"{chosen.name}: {len(outcomes) - failed} of {len(outcomes)} runs succeeded{already}"
+    )
     raise SystemExit(_exit_code(outcomes, None))

@@ -1,71 +1,37 @@
-"""Notify the channels of a finished run, after re-sending what earlier runs failed to deliver.
+"""Notify the channels of a finished run, after sending what earlier runs still owe.
 
 Nothing here fails a run: a channel that is down is recorded in the store (``deliveries``, and
-the run's alerts' notification state) and logged, and sent again at the start of the model's
-next notification.
+the run's alerts' notification state) and logged, and sent again later (see
+:mod:`riskmon.notify._outbox`).
 
 Nor does anything here hold a run up for long: every delivery has a total deadline
 (``notifications.delivery_timeout_seconds``), and all of a run's deliveries, retries
-included, share one (``notifications.run_timeout_seconds``). A channel that misses its
-deadline is not tried again within the same run's notifications; what is not attempted is
-recorded as failed, and sent again after the model's next run.
+included, share one (``notifications.run_timeout_seconds``); see :mod:`riskmon.notify._send`.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from collections.abc import Iterable
 from pathlib import Path
-from urllib.parse import quote
-
-from sqlalchemy.exc import SQLAlchemyError
 
 from riskmon.config import ModelConfig, NotifyChannel, RiskmonConfig
-from riskmon.errors import RiskmonError
-from riskmon.notify._deadline import Deadline, DeliveryTimeout
-from riskmon.notify._delivery import DeliveryAttempt, DeliveryError, bounded_error
-from riskmon.notify._email import build_email, send_email
-from riskmon.notify._message import AlertLine, Notice, webhook_payload
+from riskmon.notify._delivery import DeliveryAttempt, bounded_error
+from riskmon.notify._message import AlertLine, Notice
+from riskmon.notify._outbox import refresh_alert_state, send_one, send_owed
 from riskmon.notify._policy import channel_key, previous_state, should_notify
-from riskmon.notify._webhook import post_json, scrub_url
+from riskmon.notify._send import STORE_ERRORS, Phase, report_url
 from riskmon.outcome import RunOutcome
-from riskmon.records import Status
+from riskmon.records import FAILED, Status
 from riskmon.redact import redact
-from riskmon.report import report_path as run_report_path
-from riskmon.store import MetricStore, RunRecord
+from riskmon.store import MetricStore
 
 log = logging.getLogger("riskmon.notify")
 
-#: what a store that is down or refuses a write raises (an integrity error is not wrapped)
-STORE_ERRORS = (RiskmonError, SQLAlchemyError)
-#: a delivery that failed this many times is not retried any more (it stays failed in the store)
-MAX_DELIVERY_ATTEMPTS = 10
 #: the previous state when the store cannot tell it: differs from every state, so
 #: ``change`` channels hear about the run rather than miss it
 _UNKNOWN = "UNKNOWN"
-
-
-class _Phase:
-    """One run's notifications: their shared deadline, and the channels that missed theirs."""
-
-    def __init__(self, config: RiskmonConfig) -> None:
-        self.settings = config.notifications
-        self.deadline = Deadline(self.settings.run_timeout_seconds)
-        self.missed: set[str] = set()
-
-    def delivery(self, key: str) -> Deadline:
-        """The deadline of one delivery to ``key``; DeliveryTimeout if it is not to start."""
-        if key in self.missed:
-            raise DeliveryTimeout(
-                "not attempted: this channel missed its deadline earlier in this run's "
-                "notifications"
-            )
-        if self.deadline.passed:
-            raise DeliveryTimeout(
-                f"not attempted: this run's {self.settings.run_timeout_seconds:g} s for "
-                f"notifications (notifications.run_timeout_seconds) were spent"
-            )
-        return Deadline(self.settings.delivery_timeout_seconds, within=self.deadline)
 
 
 def notify_run(
@@ -115,24 +81,66 @@ def notify_run(
         alerts=tuple(AlertLine.of(a) for a in outcome.alerts),
         run_id=outcome.run_id,
         error=outcome.error,
-        report_url=_report_url(config, report_path),
+        report_url=report_url(config, report_path),
     )
     _log_outcome(notice)
-    if outcome.status == "skipped":
+    if outcome.status not in ("succeeded", "failed"):
         return []
-    phase = _Phase(config)
-    attempts = _retry_failed(config, model, store, phase, skip_run=outcome.run_id)
-    due = _due_channels(model, store, notice)
-    current = [_deliver(config, store, phase, channel, notice, report_path) for channel in due]
+    phase = Phase(config)
+    attempts = send_owed(config, model, store, phase, skip_run=outcome.run_id)
+    current = [
+        attempt
+        for channel in _owed_by(model, store, notice)
+        if (attempt := send_one(config, store, phase, channel, notice, report_path)) is not None
+    ]
     if outcome.run_id is not None and outcome.status == "succeeded":
-        _set_alert_state(store, outcome.run_id, current)
+        refresh_alert_state(store, outcome.run_id, current)
     return attempts + current
+
+
+def _owed_by(model: ModelConfig, store: MetricStore, notice: Notice) -> list[NotifyChannel]:
+    """The channels that are owed ``notice``: those its run queued when it was stored and has
+    not sent yet, or, for a run stored without them, those due now (queued first, so that a
+    concurrent process sends each once)."""
+    channels = {channel_key(c): c for c in _unique(model.notify)}
+    if notice.run_id is None:
+        return _due(model, store, notice)
+    try:
+        queued = store.deliveries(notice.run_id)
+        if not queued:
+            due = _due(model, store, notice)
+            store.queue(notice.run_id, [channel_key(c) for c in due])
+            queued = store.deliveries(notice.run_id)
+    except STORE_ERRORS as exc:
+        log.error(
+            "%s: cannot read the notifications of run %s, so they are sent without the outbox: %s",
+            notice.headline,
+            notice.run_id,
+            bounded_error(str(exc)),
+        )
+        return _due(model, store, notice)
+    return [channels[d.channel] for d in queued if d.state != "sent" and d.channel in channels]
+
+
+def due_channels(model: ModelConfig, store: MetricStore, as_of: dt.date, state: str) -> list[str]:
+    """The keys of ``model``'s channels due to hear of its run as of ``as_of`` in ``state``
+    (its worst alert status, or ``FAILED``): what the run queues with its results."""
+    failed = state == FAILED
+    notice = Notice(
+        model=model.name,
+        as_of=as_of,
+        status="failed" if failed else "succeeded",
+        alert_status=Status.NOT_EVALUABLE if failed else state,
+    )
+    return [channel_key(c) for c in _due(model, store, notice)]
 
 
 def _log_outcome(notice: Notice) -> None:
     where = f"{notice.model} as of {notice.as_of.isoformat()}"
-    if notice.status == "skipped":
-        log.info("%s: skipped, another process holds the run; nobody notified", where)
+    if notice.status not in ("succeeded", "failed"):
+        log.info(
+            "%s: %s, not computed here; nobody notified: %s", where, notice.status, notice.error
+        )
         return
     if notice.status == "failed":
         log.warning(
@@ -158,21 +166,6 @@ def _log_outcome(notice: Notice) -> None:
     )
 
 
-def _report_url(config: RiskmonConfig, report_path: Path | None) -> str | None:
-    """Where the report is served: ``store.reports_url`` plus its path under ``reports_dir``."""
-    base = config.store.reports_url
-    if not base:
-        return None
-    base = redact(base)
-    if report_path is None:
-        return base
-    try:
-        relative = report_path.resolve().relative_to(config.store.reports_dir.resolve())
-    except ValueError:  # written somewhere else: served by name, as the report step does
-        relative = Path(report_path.name)
-    return f"{base.rstrip('/')}/{quote(relative.as_posix())}"
-
-
 def _unique(channels: Iterable[NotifyChannel]) -> list[NotifyChannel]:
     seen: dict[str, NotifyChannel] = {}
     for channel in channels:
@@ -180,7 +173,7 @@ def _unique(channels: Iterable[NotifyChannel]) -> list[NotifyChannel]:
     return list(seen.values())
 
 
-def _due_channels(model: ModelConfig, store: MetricStore, notice: Notice) -> list[NotifyChannel]:
+def _due(model: ModelConfig, store: MetricStore, notice: Notice) -> list[NotifyChannel]:
     channels = _unique(model.notify)
     previous: str | None = _UNKNOWN
     if any(c.notify_on == "change" for c in channels):
@@ -202,178 +195,4 @@ def _due_channels(model: ModelConfig, store: MetricStore, notice: Notice) -> lis
     return due
 
 
-def _send(
-    config: RiskmonConfig,
-    channel: NotifyChannel,
-    notice: Notice,
-    report: Path | None,
-    deadline: Deadline,
-) -> None:
-    if channel.webhook is not None:
-        post_json(channel.webhook, webhook_payload(notice), deadline=deadline)
-        return
-    assert channel.email is not None
-    message = build_email(
-        notice,
-        to=channel.email,
-        sender=config.smtp.sender,
-        report=report,
-        max_attachment_bytes=config.smtp.max_attachment_bytes,
-    )
-    send_email(config.smtp, message, deadline=deadline)
-
-
-def _deliver(
-    config: RiskmonConfig,
-    store: MetricStore,
-    phase: _Phase,
-    channel: NotifyChannel,
-    notice: Notice,
-    report: Path | None,
-) -> DeliveryAttempt:
-    """Send ``notice`` to ``channel`` within ``phase``'s deadlines, record the attempt, and
-    log it; never raises."""
-    key = channel_key(channel)
-    error: str | None = None
-    try:
-        _send(config, channel, notice, report, phase.delivery(key))
-    except DeliveryTimeout as exc:
-        phase.missed.add(key)
-        error = str(exc)
-    except DeliveryError as exc:
-        error = str(exc)
-    except Exception as exc:  # a bug in one channel must not cost the others their message
-        # no traceback in the log: it would quote the exception unscrubbed
-        text = f"unexpected {type(exc).__name__}: {exc}"
-        error = scrub_url(text, channel.webhook) if channel.webhook else bounded_error(text)
-    what = f"{notice.headline}{' (late)' if notice.late else ''} to {key}"
-    if error is None:
-        log.info("notified %s", what)
-    else:
-        log.warning("could not notify %s: %s", what, error)
-    if notice.run_id is not None:
-        try:
-            store.record_delivery(notice.run_id, key, error=error)
-        except STORE_ERRORS as exc:
-            log.error("could not record the notification of %s: %s", what, bounded_error(str(exc)))
-    return DeliveryAttempt(notice.model, notice.as_of, notice.run_id, key, notice.late, error)
-
-
-def _set_alert_state(store: MetricStore, run_id: int, attempts: list[DeliveryAttempt]) -> None:
-    failed = [a for a in attempts if not a.ok]
-    if not attempts:
-        state, error = "not_needed", None
-    elif failed:
-        state = "failed"
-        error = bounded_error("; ".join(f"{a.channel}: {a.error}" for a in failed))
-    else:
-        state, error = "sent", None
-    try:
-        store.set_notify_state(run_id, state, error=error)
-    except STORE_ERRORS as exc:
-        log.error(
-            "could not record the notification state of run %s: %s", run_id, bounded_error(str(exc))
-        )
-
-
-def _stored_report(config: RiskmonConfig, run: RunRecord) -> Path | None:
-    """The report the report step wrote for ``run``, if it is on disk."""
-    path = run_report_path(config.store.reports_dir, run.model, run.as_of)
-    return path if path.is_file() else None
-
-
-def _stored_notice(config: RiskmonConfig, store: MetricStore, run: RunRecord) -> Notice:
-    alerts = tuple(AlertLine.of(a) for a in store.alerts(run.id))
-    return Notice(
-        model=run.model,
-        as_of=run.as_of,
-        status=run.status,
-        alert_status=Status.worst(a.status for a in alerts),
-        alerts=alerts,
-        run_id=run.id,
-        error=run.error,
-        report_url=_report_url(config, _stored_report(config, run)),
-        late=True,
-    )
-
-
-def _retry_failed(
-    config: RiskmonConfig,
-    model: ModelConfig,
-    store: MetricStore,
-    phase: _Phase,
-    *,
-    skip_run: int | None,
-) -> list[DeliveryAttempt]:
-    """Send again the failed deliveries of ``model``'s earlier runs (not of ``skip_run``)."""
-    try:
-        failed = [
-            d
-            for d in store.failed_deliveries(model.name)
-            if d.run_id != skip_run and d.attempts < MAX_DELIVERY_ATTEMPTS
-        ]
-        runs = {r.id: r for r in store.runs(model.name)} if failed else {}
-    except STORE_ERRORS as exc:
-        log.error(
-            "%s: cannot read failed notifications to retry: %s", model.name, bounded_error(str(exc))
-        )
-        return []
-    channels = {channel_key(c): c for c in model.notify}
-    attempts: list[DeliveryAttempt] = []
-    notices: dict[int, Notice] = {}
-    for delivery in failed:
-        run = runs.get(delivery.run_id)
-        channel = channels.get(delivery.channel)
-        if run is None or run.status not in ("succeeded", "failed"):
-            continue  # deleted, or being computed again right now: its own run notifies
-        if channel is None:
-            log.info(
-                "%s as of %s: %s is no longer configured; its failed notification is not retried",
-                run.model,
-                run.as_of.isoformat(),
-                delivery.channel,
-            )
-            continue
-        try:
-            notice = notices.get(run.id) or _stored_notice(config, store, run)
-        except STORE_ERRORS as exc:
-            log.error(
-                "%s: cannot rebuild the notification of run %s: %s",
-                model.name,
-                run.id,
-                bounded_error(str(exc)),
-            )
-            continue
-        notices[run.id] = notice
-        attempt = _deliver(config, store, phase, channel, notice, _stored_report(config, run))
-        attempts.append(attempt)
-        if not attempt.ok and delivery.attempts + 1 >= MAX_DELIVERY_ATTEMPTS:
-            log.warning(
-                "giving up on notifying %s to %s after %d attempts",
-                notice.headline,
-                delivery.channel,
-                MAX_DELIVERY_ATTEMPTS,
-            )
-    for run_id, notice in notices.items():
-        if notice.status == "succeeded":
-            _refresh_alert_state(store, run_id)
-    return attempts
-
-
-def _refresh_alert_state(store: MetricStore, run_id: int) -> None:
-    try:
-        pending = [d for d in store.deliveries(run_id) if d.state == "failed"]
-    except STORE_ERRORS as exc:
-        log.error("could not read the notifications of run %s: %s", run_id, bounded_error(str(exc)))
-        return
-    if pending:
-        error = "; ".join(f"{d.channel}: {d.last_error}" for d in pending)
-        store_state, store_error = "failed", bounded_error(error)
-    else:
-        store_state, store_error = "sent", None
-    try:
-        store.set_notify_state(run_id, store_state, error=store_error)
-    except STORE_ERRORS as exc:
-        log.error(
-            "could not record the notification state of run %s: %s", run_id, bounded_error(str(exc))
-        )
+__all__ = ["due_channels", "notify_run"]

@@ -15,8 +15,7 @@ from typing import Any
 
 from riskmon import __version__
 from riskmon.notify._delivery import bounded_error
-from riskmon.notify._policy import FAILED
-from riskmon.records import AlertLike, Status
+from riskmon.records import FAILED, AlertLike, Status
 
 #: at most this many alerts are listed in a message's text (the JSON object holds them all)
 MAX_LISTED_ALERTS = 25

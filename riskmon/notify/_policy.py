@@ -24,11 +24,9 @@ import datetime as dt
 import hashlib
 
 from riskmon.config import NotifyChannel
-from riskmon.records import Status
+from riskmon.records import FAILED, Status
 from riskmon.store import MetricStore
 
-#: the state of a run that failed (an alert status otherwise)
-FAILED = "FAILED"
 #: hex digits of the SHA-256 of a webhook URL kept in its channel key
 KEY_HEX_DIGITS = 12
 #: longest e-mail address kept verbatim in a channel key (the store's column holds 200)

@@ -12,7 +12,7 @@ from riskmon.store.records import (
     StoredAlert,
     StoredBaseline,
 )
-from riskmon.store.runs import RunInProgressError, default_owner
+from riskmon.store.runs import RunAlreadySucceeded, RunInProgressError, default_owner
 
 __all__ = [
     "BaselineBinRecord",
@@ -20,6 +20,7 @@ __all__ = [
     "DeliveryRecord",
     "HistoryPoint",
     "MetricStore",
+    "RunAlreadySucceeded",
     "RunInProgressError",
     "RunRecord",
     "StoreConflict",

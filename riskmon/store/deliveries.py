@@ -1,20 +1,99 @@
-"""Notifications in the metric store: each delivery of a run to a channel, and the
-notification state of the run's alerts."""
+"""Notifications in the metric store: the outbox of each run's deliveries to its channels, and
+the notification state of the run's alerts.
+
+A delivery is one message about one run to one channel (unique per run and channel). It is
+queued ``pending`` in the transaction that stores the run (:func:`queue_deliveries`, called by
+:meth:`Runs.complete_run` and :meth:`Runs.fail_run`), so that storing a run and owing its
+notifications are one fact: a process killed after the commit leaves them pending, and
+whichever process comes next sends them. To send one, a process first takes it
+(:meth:`Deliveries.take_delivery`: ``pending`` or ``failed`` → ``sending``, one UPDATE that only
+one process can win), then records the attempt (``sent`` or ``failed``). A delivery left
+``sending`` by a process killed mid-send is taken again once it is older than the sender's
+deadline: the one case where a channel may hear of a run twice (the message may have left
+before the kill), never none.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import func, or_, select, update
+from sqlalchemy.orm import Session
 
 from riskmon.redact import redact
 from riskmon.store import models as m
-from riskmon.store._session import StoreSession, _utc
+from riskmon.store._session import StoreConflict, StoreSession, _utc
 from riskmon.store.records import DeliveryRecord
+
+#: the delivery states a process may take a delivery from, to send it
+SENDABLE = ("pending", "failed")
+
+
+def queue_deliveries(
+    session: Session, run_id: int, channels: Iterable[str], *, renew: bool = True
+) -> None:
+    """Queue a ``pending`` delivery of run ``run_id`` to each channel, within ``session``.
+
+    A channel that has a delivery of the run already keeps it as it is, unless ``renew`` (the
+    run was computed again and its state changed): then it is owed the new state, pending.
+    """
+    now = m.utcnow()
+    existing = {
+        d.channel: d for d in session.scalars(select(m.Delivery).where(m.Delivery.run_id == run_id))
+    }
+    for channel in dict.fromkeys(channels):
+        delivery = existing.get(channel)
+        if delivery is None:
+            session.add(
+                m.Delivery(
+                    run_id=run_id, channel=channel, state="pending", attempts=0, last_attempt_at=now
+                )
+            )
+        elif renew:
+            delivery.state, delivery.attempts, delivery.last_error = "pending", 0, None
+            delivery.last_attempt_at, delivery.sent_at = now, None
 
 
 class Deliveries(StoreSession):
-    """Records notification attempts and reads them back."""
+    """The outbox: queues, takes and records deliveries, and reads them back."""
+
+    def queue(self, run_id: int, channels: Iterable[str]) -> None:
+        """Queue deliveries of a stored run that has none yet (a run stored without its
+        notifications decided); a concurrent queue of the same deliveries is not an error."""
+        try:
+            with self._session() as session:
+                queue_deliveries(session, run_id, channels, renew=False)
+                if channels:
+                    session.execute(
+                        update(m.Alert)
+                        .where(m.Alert.run_id == run_id, m.Alert.notify_state == "not_needed")
+                        .values(notify_state="pending")
+                    )
+        except StoreConflict:
+            pass  # another process queued them first: they are owed once, not twice
+
+    def take_delivery(self, run_id: int, channel: str, *, stale_after: dt.timedelta) -> bool:
+        """Take the delivery of ``run_id`` to ``channel`` for sending; False when another process
+        took it first, or it was sent. A delivery ``sending`` for longer than ``stale_after``
+        belonged to a process killed mid-send, and is taken again."""
+        now = m.utcnow()
+        with self._session() as session:
+            taken = session.execute(
+                update(m.Delivery)
+                .where(
+                    m.Delivery.run_id == run_id,
+                    m.Delivery.channel == channel,
+                    or_(
+                        m.Delivery.state.in_(SENDABLE),
+                        (m.Delivery.state == "sending")
+                        & (m.Delivery.last_attempt_at < now - stale_after),
+                    ),
+                )
+                .values(state="sending", last_attempt_at=now)
+            )
+            return bool(taken.rowcount == 1)  # type: ignore[attr-defined]
 
     def record_delivery(self, run_id: int, channel: str, *, error: str | None) -> None:
         """Record one attempt to notify ``channel`` of a run: sent, or failed with ``error``."""
@@ -45,15 +124,39 @@ class Deliveries(StoreSession):
 
     def failed_deliveries(self, model: str) -> list[DeliveryRecord]:
         """Notifications of ``model``'s runs that failed and have not been sent since."""
+        return self.owed_deliveries(model, states=("failed",))
+
+    def owed_deliveries(
+        self,
+        model: str | None = None,
+        *,
+        states: Iterable[str] = (*SENDABLE, "sending"),
+    ) -> list[DeliveryRecord]:
+        """Deliveries not sent yet (of ``model``'s runs, or of every model), oldest run first."""
         query = (
             select(m.Delivery)
             .join(m.Run, m.Run.id == m.Delivery.run_id)
             .join(m.Model, m.Model.id == m.Run.model_id)
-            .where(m.Model.name == model, m.Delivery.state == "failed")
-            .order_by(m.Run.as_of, m.Delivery.id)
+            .where(m.Delivery.state.in_(tuple(states)))
+            .order_by(m.Model.name, m.Run.as_of, m.Delivery.id)
         )
+        if model is not None:
+            query = query.where(m.Model.name == model)
         with self._session() as session:
             return [self._delivery(d) for d in session.scalars(query)]
+
+    def owing_models(self) -> list[str]:
+        """The models that have deliveries not sent yet."""
+        query = (
+            select(m.Model.name)
+            .join(m.Run, m.Run.model_id == m.Model.id)
+            .join(m.Delivery, m.Delivery.run_id == m.Run.id)
+            .where(m.Delivery.state != "sent")
+            .group_by(m.Model.name)
+            .order_by(m.Model.name)
+        )
+        with self._session() as session:
+            return list(session.scalars(query))
 
     @staticmethod
     def _delivery(d: m.Delivery) -> DeliveryRecord:
@@ -81,3 +184,9 @@ class Deliveries(StoreSession):
             values["notified_at"] = m.utcnow()
         with self._session() as session:
             session.execute(update(m.Alert).where(m.Alert.run_id == run_id).values(**values))
+
+    def count_deliveries(self, run_id: int) -> int:
+        """How many deliveries run ``run_id`` has, in any state."""
+        with self._session() as session:
+            query = select(func.count()).select_from(m.Delivery).where(m.Delivery.run_id == run_id)
+            return int(session.scalar(query) or 0)

@@ -40,7 +40,8 @@ NAMING_CONVENTION = {
 RUN_STATUSES = ("running", "succeeded", "failed")
 ALERT_STATUSES = ("GREEN", "AMBER", "RED", "NOT_EVALUABLE")
 NOTIFY_STATES = ("pending", "sent", "failed", "not_needed")
-DELIVERY_STATES = ("sent", "failed")
+#: a delivery is queued pending with its run, taken (sending), then sent or failed
+DELIVERY_STATES = ("pending", "sending", "sent", "failed")
 POPULATIONS = ("current", "performance", "baseline")
 
 NAME_LENGTH = 200
@@ -254,7 +255,9 @@ class Alert(Base):
 
 
 class Delivery(Base):
-    """One notification of a run to one channel: sent, or failed and retried on a later run."""
+    """One notification of a run to one channel: queued with the run (pending), taken by the
+    process sending it (sending), then sent, or failed and retried later. For a delivery not
+    sent yet, ``last_attempt_at`` is when it was queued or taken."""
 
     __tablename__ = "deliveries"
     __table_args__ = (

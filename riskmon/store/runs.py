@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from riskmon import __version__
 from riskmon.errors import EXIT_FAILED, StoreError
-from riskmon.records import AlertRecord, BinRecord, FigureRecord, RunCounts
+from riskmon.records import FAILED, AlertRecord, BinRecord, FigureRecord, RunCounts, Status
 from riskmon.redact import redact
 from riskmon.store import models as m
 from riskmon.store._session import (
@@ -31,6 +31,7 @@ from riskmon.store._session import (
     insert_rows,
     record_row,
 )
+from riskmon.store.deliveries import queue_deliveries
 
 #: a run whose heartbeat is older than this is taken to belong to a dead process
 DEFAULT_STALE_AFTER = dt.timedelta(minutes=30)
@@ -40,6 +41,18 @@ class RunInProgressError(StoreError):
     """Another process is computing the same (model, as-of date) right now."""
 
     exit_code = EXIT_FAILED
+
+
+class RunAlreadySucceeded(RunInProgressError):
+    """The (model, as-of date) has succeeded already, and is not computed again unless forced.
+
+    Whoever computed it — another scheduler, a backfill, an earlier ``riskmon run`` — stored
+    its figures and queued its notifications: computing it again would only notify twice.
+    """
+
+    def __init__(self, message: str, run_id: int) -> None:
+        super().__init__(message)
+        self.run_id = run_id
 
 
 def default_owner() -> str:
@@ -81,9 +94,37 @@ def _take_finish(session: Session, run_id: int, owner: str | None) -> None:
         )
 
 
-def _clear_results(session: Session, run_id: int) -> None:
+def _clear_results(session: Session, run_id: int) -> str:
+    """Delete the run's earlier figures, bins and alerts; the state they gave the run: its
+    worst alert, or ``FAILED`` when it had no results (a failed or a first attempt — a
+    delivery it has was about a failure)."""
+    alerts = session.scalars(select(m.Alert.status).where(m.Alert.run_id == run_id)).all()
+    had = session.scalar(
+        select(func.count()).select_from(m.Figure).where(m.Figure.run_id == run_id)
+    )
     for table in (m.Figure, m.BinStat, m.Alert):
         session.execute(delete(table).where(table.run_id == run_id))
+    return Status.worst(alerts) if had or alerts else FAILED
+
+
+def _refuse_claim(session: Session, model: str, model_id: int, as_of: dt.date) -> None:
+    """Raise why (model, as_of) could not be claimed: succeeded already, or held."""
+    row = session.execute(
+        select(m.Run.id, m.Run.status, m.Run.owner, m.Run.finished_at).where(
+            m.Run.model_id == model_id, m.Run.as_of == as_of
+        )
+    ).one()
+    if row.status == "succeeded":
+        finished = _utc(row.finished_at)
+        when = f" at {finished:%Y-%m-%d %H:%M} UTC" if finished else ""
+        raise RunAlreadySucceeded(
+            f"model {model!r} as of {as_of} succeeded already (run {row.id}{when}): "
+            f"not computed again (--force recomputes it)",
+            row.id,
+        )
+    raise RunInProgressError(
+        f"model {model!r} as of {as_of} is being computed by {row.owner} right now"
+    )
 
 
 class Runs(StoreSession):
@@ -99,11 +140,15 @@ class Runs(StoreSession):
         owner: str | None = None,
         plan: dict[str, Any] | None = None,
         stale_after: dt.timedelta = DEFAULT_STALE_AFTER,
+        force: bool = False,
     ) -> int:
         """Mark (model, as_of) as running by this process and return the run's id.
 
-        Raises RunInProgressError when another process holds a live claim on it. A claim whose
-        heartbeat is older than ``stale_after`` belonged to a killed process and is taken over.
+        Raises RunInProgressError when another process holds a live claim on it, and
+        RunAlreadySucceeded when the date has succeeded already (unless ``force``): the claim
+        is what makes a date computed once however many processes plan it. A claim whose
+        heartbeat is older than ``stale_after`` belonged to a killed process and is taken over;
+        a failed date is taken again.
         """
         model_id = self.ensure_model(model, score_direction)
         owner = owner or default_owner()
@@ -132,21 +177,21 @@ class Runs(StoreSession):
             holder = session.scalar(
                 select(m.Run.owner).where(m.Run.model_id == model_id, m.Run.as_of == as_of)
             )
-            takeable = (m.Run.status != "running") | (m.Run.heartbeat_at < now - stale_after)
+            running = m.Run.status == "running"
+            takeable = (m.Run.status == "failed") | (
+                running & (m.Run.heartbeat_at < now - stale_after)
+            )
+            if force:
+                takeable = takeable | (m.Run.status == "succeeded")
             if holder is not None and _owner_is_dead(holder):  # killed here: no need to wait
-                takeable = takeable | (m.Run.owner == holder)
+                takeable = takeable | (running & (m.Run.owner == holder))
             taken = session.execute(
                 update(m.Run)
                 .where(m.Run.model_id == model_id, m.Run.as_of == as_of, takeable)
                 .values(**claim)
             )
             if taken.rowcount != 1:  # type: ignore[attr-defined]
-                holder = session.scalar(
-                    select(m.Run.owner).where(m.Run.model_id == model_id, m.Run.as_of == as_of)
-                )
-                raise RunInProgressError(
-                    f"model {model!r} as of {as_of} is being computed by {holder} right now"
-                )
+                _refuse_claim(session, model, model_id, as_of)
             return session.execute(
                 select(m.Run.id).where(m.Run.model_id == model_id, m.Run.as_of == as_of)
             ).scalar_one()
@@ -169,23 +214,36 @@ class Runs(StoreSession):
         baseline_id: int | None = None,
         plan: dict[str, Any] | None = None,
         owner: str | None = None,
+        notify: Sequence[str] | None = None,
     ) -> None:
         """Store everything a run computed, in one transaction, replacing earlier results.
 
         ``plan`` is what the run measured as it planned it (windows, columns), kept as JSON.
         With ``owner``, nothing is written (RunInProgressError) unless that process still holds
         the run: a process that stalled and was taken over cannot overwrite the new results.
+        ``notify`` names the channels due to hear of the run: their deliveries are queued
+        ``pending`` in the same transaction (the outbox), so that a process killed before it
+        sent them leaves them for the next one (see :meth:`Deliveries.queue_deliveries`).
         """
+        alerts = list(alerts)
         with self._session() as session:
             _take_finish(session, run_id, owner)
-            _clear_results(session, run_id)
+            before = _clear_results(session, run_id)
             insert_records(session, m.Figure, figures, run_id=run_id)
             insert_records(session, m.BinStat, bins, run_id=run_id)
+            state = "pending" if notify else "not_needed"
             insert_rows(
                 session,
                 m.Alert,
-                (record_row(a) | {"status": str(a.status), "run_id": run_id} for a in alerts),
+                (
+                    record_row(a)
+                    | {"status": str(a.status), "run_id": run_id, "notify_state": state}
+                    for a in alerts
+                ),
             )
+            if notify is not None:
+                after = Status.worst(a.status for a in alerts)
+                queue_deliveries(session, run_id, notify, renew=before != after)
             session.execute(
                 update(m.Run)
                 .where(m.Run.id == run_id)
@@ -208,8 +266,12 @@ class Runs(StoreSession):
         *,
         owner: str | None = None,
         plan: dict[str, Any] | None = None,
+        notify: Sequence[str] | None = None,
     ) -> None:
         """Record that an attempt at a run failed, with its (password-masked) error.
+
+        ``notify`` names the channels due to hear of the failure, queued as in
+        :meth:`complete_run` (not when earlier results are kept: the run did not change).
 
         A first attempt is stored as failed, with no figures, and with its ``plan`` (what it
         set out to measure) when given. A failed *re-run* of a date that
@@ -242,3 +304,5 @@ class Runs(StoreSession):
                     "plan": null() if plan is None else plan,
                 }
             session.execute(update(m.Run).where(m.Run.id == run_id).values(**values))
+            if notify is not None and not earlier:  # a delivery it has was about a failure
+                queue_deliveries(session, run_id, notify, renew=False)

@@ -180,6 +180,36 @@ def test_dates_are_those_of_the_scheduler_time_zone(store: MetricStore, loans_ur
     assert [d for _, d in missed_runs(config, store, now=naive)] == _days(1, 2, 3)
 
 
+def test_runs_dated_in_the_future_do_not_hide_the_nights_missed_since(
+    store: MetricStore, loans_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # the clock was 20 days ahead for a night, then set back: the missed nights still run
+    config = _config(loans_model(loans_url))
+    _succeed(config, LAST_SUCCESS, store)
+    ahead = NOW.date() + dt.timedelta(days=20)
+    _succeed(config, ahead, store)
+    with caplog.at_level(logging.WARNING, logger="riskmon.schedule"):
+        outcomes = catch_up(config, store, now=NOW)
+    assert [(o.as_of, o.status) for o in outcomes] == [(day, "succeeded") for day in _days(1, 2, 3)]
+    assert f"dated after today (2025-03-04), the newest as of {ahead}, are ignored" in caplog.text
+    assert catch_up(config, store, now=NOW) == []
+
+
+def test_a_date_another_process_finished_meanwhile_is_not_computed_again(
+    store: MetricStore, loans_url: str
+) -> None:
+    config = _config(loans_model(loans_url))
+    _succeed(config, LAST_SUCCESS, store)
+    planned = missed_runs(config, store, now=NOW)
+    _succeed(config, _days(2)[0], store)  # as another scheduler would have, after the plan
+    outcomes = [run_model(model, day, store=store) for model, day in planned]
+    assert [(o.as_of, o.status) for o in outcomes] == [
+        (_days(1)[0], "succeeded"),
+        (_days(2)[0], "done"),
+        (_days(3)[0], "succeeded"),
+    ]
+
+
 def test_a_set_stop_event_keeps_runs_from_starting(store: MetricStore, loans_url: str) -> None:
     config = _config(loans_model(loans_url))
     _succeed(config, LAST_SUCCESS, store)

@@ -23,7 +23,12 @@ COUNTS = RunCounts(n_current=1000, n_matured=800, n_unmatured=50)
 
 def _claim(store: MetricStore, owner: str = "host-a:1", as_of: dt.date = AS_OF) -> int:
     return store.claim_run(
-        "retail_pd", as_of, score_direction="higher_is_riskier", config_hash="c" * 64, owner=owner
+        "retail_pd",
+        as_of,
+        score_direction="higher_is_riskier",
+        config_hash="c" * 64,
+        owner=owner,
+        force=True,  # these tests re-run dates that succeeded
     )
 
 

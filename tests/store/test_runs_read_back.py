@@ -24,7 +24,11 @@ PLAN: dict[str, Any] = {
 
 def _claim(store: MetricStore, as_of: dt.date = AS_OF) -> int:
     return store.claim_run(
-        "retail_pd", as_of, score_direction="higher_is_riskier", config_hash="c" * 64
+        "retail_pd",
+        as_of,
+        score_direction="higher_is_riskier",
+        config_hash="c" * 64,
+        force=True,  # these tests re-run dates that succeeded
     )
 
 
@@ -94,7 +98,7 @@ def test_run_by_id_finds_the_run_or_none(store: MetricStore) -> None:
 def test_a_new_run_shows_its_plan_while_it_runs_and_a_rerun_keeps_the_stored_one(
     store: MetricStore,
 ) -> None:
-    claim = {"score_direction": "higher_is_riskier", "config_hash": "c" * 64}
+    claim = {"score_direction": "higher_is_riskier", "config_hash": "c" * 64, "force": True}
     run_id = store.claim_run("retail_pd", AS_OF, plan=PLAN, **claim)  # type: ignore[arg-type]
     assert store.run_by_id(run_id).plan == PLAN  # type: ignore[union-attr]
     store.complete_run(run_id, counts=COUNTS, figures=_ks(0.42), plan=PLAN)
