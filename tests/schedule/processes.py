@@ -125,14 +125,16 @@ def start_riskmon(tmp_path: Path) -> Iterator[Callable[..., Command]]:
             command.process.wait(timeout=TIMEOUT)
 
 
-def wait_until_running(store: MetricStore, command: Command, model: str = MODEL) -> RunRecord:
+def wait_until_running(
+    store: MetricStore, command: Command, model: str = MODEL, *, timeout: float = TIMEOUT
+) -> RunRecord:
     """The run of ``model`` once the store shows it running, well into its queries."""
 
     def running() -> bool:
         assert command.alive(), f"exited {command.process.returncode}:\n{command.output()}"
         return any(r.status == "running" for r in store.runs(model))
 
-    wait_for(running, timeout=TIMEOUT, what=f"a run of {model} to start")
+    wait_for(running, timeout=timeout, what=f"a run of {model} to start")
     time.sleep(0.3)
     (run,) = [r for r in store.runs(model) if r.status == "running"]
     return run

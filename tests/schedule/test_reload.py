@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import signal
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 
 from ..run.sources import MODEL
 from .processes import (  # noqa: F401  (fixtures)
+    INTERRUPTED,
     Command,
     Store,
     assert_none_running,
@@ -138,14 +140,22 @@ def test_sighup_during_a_scheduled_run_changes_the_jobs_once_it_has_finished(
     write_config(config, sqlite_store, {MODEL: "* * * * *"}, catch_up=False)
     command = start_riskmon(config, "schedule")
     started = wait_until_running(sqlite_store.store, command)
-    write_config(config, sqlite_store, {MODEL: "0 2 * * *"}, catch_up=False)
+    write_config(config, sqlite_store, {MODEL: "0 2 * * *", OTHER: "* * * * *"}, catch_up=False)
     command.process.send_signal(signal.SIGHUP)
     command.wait_for_output(RELOADED)
     run = sqlite_store.store.run(MODEL, started.as_of)
     assert run is not None
     assert (run.id, run.status) == (started.id, "succeeded"), run.error
-    assert f"rescheduled {MODEL} ('* * * * *' -> '0 2 * * *')" in command.output()
-    command.wait_for_output(": next run ", count=2)
-    assert _next_runs(command) == {MODEL: "02:00"}
-    assert command.signal(signal.SIGTERM) == 0, command.output()
+    assert f"added {OTHER}; rescheduled {MODEL} ('* * * * *' -> '0 2 * * *')" in command.output()
+    command.wait_for_output(f"{OTHER}: next run ")
+    assert _next_runs(command)[MODEL] == "02:00"
+
+    # the model added runs on its schedule, within a minute; two stops abandon its run
+    wait_until_running(sqlite_store.store, command, OTHER, timeout=90)
+    command.process.send_signal(signal.SIGTERM)
+    time.sleep(0.2)
+    assert command.signal(signal.SIGTERM) == 128 + signal.SIGTERM, command.output()
+    (other,) = sqlite_store.store.runs(OTHER)
+    assert (other.status, other.error) == ("failed", INTERRUPTED)
+    assert len(sqlite_store.store.runs(MODEL)) == 1  # its new cron has not fired
     assert_none_running(sqlite_store.store)
