@@ -172,8 +172,10 @@ def schedule_command(app: _App) -> None:
     Each run is as of the day before the one its cron fires on (a monthly 0 2 1 * * runs as
     of month ends). On start, runs the dates missed since each model's last successful run
     (scheduler.catch_up).
+
     SIGTERM or Ctrl-C lets the run in progress finish, then exits 0; a second one abandons the
     run (recorded as failed) and exits 128 + the signal number.
+
     SIGHUP reloads the configuration file: if it is valid, models added, removed or with a
     changed schedule are scheduled anew (after the run in progress, which it does not
     interrupt); if not, the schedules stay as they were and the error is printed.
