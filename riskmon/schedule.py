@@ -23,8 +23,11 @@ them by :mod:`riskmon.cron`.
 Runs execute one at a time in the scheduler's main thread, so a stop signal can reach the run
 in progress: under :class:`StopSignals` the first SIGTERM/SIGINT lets it finish and starts no
 other, a second one abandons it (:func:`run_model` records it as failed, "interrupted before it
-finished"). The ``riskmon schedule`` command that puts these together is
-:mod:`riskmon.cli.schedule`.
+finished"). SIGHUP reloads the configuration file: when it is valid, its scheduled models'
+jobs replace the scheduler's (models added or removed, schedules changed, once the run in
+progress has finished); when it is not, the jobs stay as they were and the error is printed.
+SIGHUP stops nothing and interrupts no run. The ``riskmon schedule`` command that puts these
+together is :mod:`riskmon.cli.schedule`.
 """
 
 from __future__ import annotations
@@ -288,20 +291,27 @@ def build_scheduler(
 
 
 class StopSignals:
-    """SIGTERM and SIGINT for `riskmon schedule`, while in the ``with`` block.
+    """SIGTERM and SIGINT for `riskmon schedule`, and SIGHUP, while in the ``with`` block.
 
-    The first one sets :data:`stopping`, tells ``announce`` and shuts :attr:`scheduler` down
-    once its run in progress has finished; the second raises :class:`RunInterrupted` in the
-    main thread, where the runs execute. The handler itself only sets flags and writes a byte
-    to a pipe; a watcher thread does the rest (a signal handler must not take the locks the
+    The first SIGTERM/SIGINT sets :data:`stopping`, tells ``announce`` and shuts
+    :attr:`scheduler` down once its run in progress has finished; the second raises
+    :class:`RunInterrupted` in the main thread, where the runs execute. SIGHUP calls ``reload``
+    (without one, SIGHUP is left as it was): it never stops nor interrupts anything, and is
+    ignored once the scheduler is stopping. The handler itself only sets flags and writes a
+    byte to a pipe; a watcher thread does the rest (a signal handler must not take the locks the
     interrupted code may hold).
     """
 
     SIGNALS = (signal.SIGTERM, signal.SIGINT)
+    #: the signal that asks for the configuration to be read again
+    RELOAD = signal.SIGHUP
 
-    def __init__(self, announce: Callable[[str], None]) -> None:
+    def __init__(
+        self, announce: Callable[[str], None], reload: Callable[[], None] | None = None
+    ) -> None:
         self.received: list[int] = []
         self._announce = announce
+        self._reload = reload
         self.scheduler: Any = None
         self._read, self._write = os.pipe()
         self._previous: dict[int, Any] = {}
@@ -313,7 +323,8 @@ class StopSignals:
 
     def __enter__(self) -> StopSignals:
         stopping.clear()
-        for signum in self.SIGNALS:
+        handled = (*self.SIGNALS, self.RELOAD) if self._reload is not None else self.SIGNALS
+        for signum in handled:
             self._previous[signum] = signal.signal(signum, self._handle)
         self._watcher.start()
         return self
@@ -328,6 +339,9 @@ class StopSignals:
         stopping.clear()
 
     def _handle(self, signum: int, _frame: FrameType | None) -> None:
+        if signum == self.RELOAD:
+            os.write(self._write, bytes([signum]))
+            return
         self.received.append(signum)
         if len(self.received) == 1:
             stopping.set()  # the main thread only reads this event, never waits on it
@@ -341,12 +355,25 @@ class StopSignals:
             byte = os.read(self._read, 1)
             if not byte or byte == b"\0":
                 return
+            if byte[0] == self.RELOAD:
+                self._reload_now()
+                continue
             name = signal.Signals(byte[0]).name
             self._announce(
                 f"{name}: finishing the run in progress, then stopping "
                 f"(send it again to abandon the run)"
             )
             self.stop_scheduler()
+
+    def _reload_now(self) -> None:
+        if stopping.is_set():
+            self._announce("SIGHUP: not reloading the configuration, the scheduler is stopping")
+            return
+        try:
+            if self._reload is not None:
+                self._reload()
+        except Exception:  # the watcher must outlive a failed reload: it also stops the scheduler
+            log.exception("SIGHUP: the configuration could not be reloaded")
 
     def stop_scheduler(self, *_event: object) -> None:
         """Shut the scheduler down once its current run (if any) has finished."""

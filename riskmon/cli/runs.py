@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from riskmon.cli._app import _App, _CliError, _show, _store
+from riskmon.cli._signals import abandoned_on_signal
 from riskmon.errors import EXIT_ALERT, EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from riskmon.records import Status, why
 
@@ -144,6 +145,7 @@ def backfill_dates(model: ModelConfig, start: dt.date, end: dt.date, every: str)
 @_STRATEGY_OPTION
 @_FORCE_OPTION
 @click.pass_obj
+@abandoned_on_signal("riskmon run")
 def run_command(
     app: _App,
     models: tuple[str, ...],
@@ -196,6 +198,7 @@ def run_command(
 @_STRATEGY_OPTION
 @_FORCE_OPTION
 @click.pass_obj
+@abandoned_on_signal("riskmon backfill")
 def backfill_command(
     app: _App,
     model: str,
