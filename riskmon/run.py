@@ -184,7 +184,11 @@ def run_model(
             "%s as of %s: run %s failed: %s", model.name, as_of, run_id, error, exc_info=defect
         )
         due = _due_on_failure(model, store, as_of) if notify else None
-        _record_failure(store, run_id, error, owner, record, due)
+        try:
+            _record_failure(store, run_id, error, owner, record, due)
+        except BaseException:  # a stop signal while recording it: recorded as interrupted
+            _record_failure(store, run_id, "interrupted before it finished", owner, record, None)
+            raise
         return RunOutcome(model.name, as_of, "failed", run_id=run_id, error=error)
     except BaseException:  # interrupted (Ctrl-C, SystemExit): the run is marked, then re-raised
         _record_failure(store, run_id, "interrupted before it finished", owner, record, None)

@@ -212,7 +212,8 @@ def scheduled_run(config_path: str, model_name: str) -> None:
     """The scheduler's job: run ``model_name`` as of the day before the date its cron fired on.
 
     The configuration is read again, so changed thresholds or sources apply from the next run
-    on (a changed schedule needs a restart of ``riskmon schedule``). Nothing is raised: a failed
+    on (a changed schedule needs SIGHUP, or a restart, of ``riskmon schedule``). Nothing is
+    raised: a failed
     run is recorded in the store, and a run that cannot start is logged.
     """
     if stopping.is_set():
@@ -224,7 +225,8 @@ def scheduled_run(config_path: str, model_name: str) -> None:
         model = config.model(model_name)
         if model.schedule is None:
             log.warning(
-                "%s: no longer scheduled in %s; restart `riskmon schedule` to drop its job",
+                "%s: no longer scheduled in %s; send `riskmon schedule` SIGHUP (or restart it) "
+                "to drop its job",
                 model_name,
                 config_path,
             )

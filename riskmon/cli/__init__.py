@@ -36,6 +36,7 @@ Exit codes:
   2  usage or configuration error; unknown model; no run or baseline for what was asked
   3  a run failed or is in progress elsewhere; a freeze failed; an unexpected error
   4  the metric store or a source could not be used at start (unreachable, not migrated)
+  128+N  stopped by signal N (run, backfill: the run in progress is stored as interrupted)
 With --format json, every failure also prints {"error": ..., "exit_code": ...} on stdout.
 """
 
