@@ -51,18 +51,18 @@ def _text_columns(table: type[m.Base]) -> tuple[tuple[str, ...], tuple[tuple[str
 def stored_row(table: type[m.Base], row: dict[str, Any]) -> dict[str, Any]:
     """``row`` as ``table`` stores it: each text as :func:`m.stored_text` keeps it,
     and each key column (``segment``, ``variable``) given holding its :func:`m.text_key`, the
-    whole text beside it when the key is not the text (else NULL)."""
+    whole text beside it when the key is not the text (else NULL). ``row`` is changed in
+    place (each is built for its insert) and returned."""
     texts, keyed = _text_columns(table)
-    row = dict(row)
     for name in texts:
         value = row.get(name)
-        if isinstance(value, str):
+        if isinstance(value, str) and ("\x00" in value or value.startswith(m.ESCAPED)):
             row[name] = m.stored_text(value)
     for key, full in keyed:
         if key in row:
             value = row[key]
             row[key] = m.text_key(value)
-            row[full] = None if row[key] == value else value
+            row[full] = None if row[key] is value else value
     return row
 
 

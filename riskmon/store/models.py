@@ -109,7 +109,7 @@ def text_key(value: str) -> str:
     >>> len(text_key("x" * 5000)) == KEY_LENGTH
     True
     """
-    if len(value) <= KEY_LENGTH and not _DIGEST_KEY.search(value):
+    if len(value) <= KEY_LENGTH and (KEY_MARK not in value or not _DIGEST_KEY.search(value)):
         return value
     digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
     suffix = f"{KEY_MARK}{digest[:KEY_DIGEST_CHARS]}"

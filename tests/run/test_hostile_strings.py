@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from riskmon.collect import STRATEGIES, Strategy
 from riskmon.config import ModelConfig, parse_config
 from riskmon.records import ALL, CURRENT
 from riskmon.run import run_models
@@ -58,8 +59,9 @@ def _hostile_model(loans_url: str) -> ModelConfig:
     return parse_config({"models": [document]}, source="test", env={}).models[0]
 
 
-def _hostile_run(folder: Path, store: MetricStore) -> int:
-    """Load the hostile book, run its model on ``store`` and return the run's id."""
+def _hostile_run(folder: Path, store: MetricStore, strategy: Strategy = "auto") -> int:
+    """Load the hostile book, run its model on ``store`` (collecting with ``strategy``) and
+    return the run's id."""
     loans_url = f"sqlite:///{folder / 'loans.db'}"
     frame = book(n=300)
     frame["channel"] = [HOSTILE[i % len(HOSTILE)] for i in range(len(frame))]
@@ -67,7 +69,7 @@ def _hostile_run(folder: Path, store: MetricStore) -> int:
     load(loans_url, frame)
     upgrade(store.engine)
     config = report_config(store, _hostile_model(loans_url), folder)
-    [outcome] = run_models(config, [], AS_OF, store=store, notify=False)
+    [outcome] = run_models(config, [], AS_OF, store=store, strategy=strategy, notify=False)
     assert outcome.status == "succeeded", outcome.error
     assert outcome.report_error is None, outcome.report_error
     assert outcome.run_id is not None
@@ -121,10 +123,14 @@ def _check_page(path: Path) -> None:
     assert LONG in text
 
 
-def test_hostile_text_is_stored_and_shown_safely_on_sqlite(tmp_path: Path) -> None:
+@pytest.mark.parametrize("strategy", [s for s in STRATEGIES if s != "grouping_sets"])
+def test_hostile_text_is_stored_and_shown_safely_on_sqlite(
+    tmp_path: Path, strategy: Strategy
+) -> None:
+    """Every collect strategy SQLite runs reads the hostile values as they are."""
     store = MetricStore.open(f"sqlite:///{tmp_path / 'store.db'}")
     try:
-        run_id = _hostile_run(tmp_path, store)
+        run_id = _hostile_run(tmp_path, store, strategy)
         _check_stored(store, run_id)
     finally:
         store.engine.dispose()

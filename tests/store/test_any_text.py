@@ -22,7 +22,7 @@ CLAIM = {"score_direction": "higher_is_riskier", "config_hash": "c"}
 PREFIX = "p" * 190
 #: texts a naive scheme would store as one: a NUL and its escape's own characters, two long
 #: texts sharing their first 190 characters, a text written like a shortened key, and the mark
-#: that starts an escaped text
+#: that starts an escaped text; and keys that fill a PostgreSQL unique index's entry most
 TEXTS = (
     "a\x00b",
     "a\\x00b",
@@ -33,6 +33,7 @@ TEXTS = (
     "short" + m.KEY_MARK + "0" * m.KEY_DIGEST_CHARS,
     m.ESCAPED + "a\\x00b",
     "<script>\u202e\U0001f600",
+    "\U0001f600" * m.KEY_LENGTH,  # the longest key, in four-byte characters: 800 bytes
 )
 
 
