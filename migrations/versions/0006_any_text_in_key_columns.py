@@ -57,8 +57,9 @@ def upgrade() -> None:
     for table, keys in KEYED.items():
         missing = [k for k in keys if f"{k}_full" not in _columns(table)]
         if missing:
-            # adding a nullable column: ALTER TABLE in place, on SQLite too (no table copy)
-            with op.batch_alter_table(table) as batch:
+            # ALTER TABLE in place, on SQLite too: a copy of baseline_variables would drop the
+            # table its bins cascade from
+            with op.batch_alter_table(table, recreate="never") as batch:
                 for key in missing:
                     batch.add_column(sa.Column(f"{key}_full", sa.Text(), nullable=True))
     for table in LABELLED:
@@ -116,8 +117,7 @@ def downgrade() -> None:
                 postgresql_using=f"left(label, {KEY_LENGTH})",
             )
     for table, keys in KEYED.items():
-        # in place (SQLite 3.35+ drops a column): copying baseline_variables would drop the
-        # table its bins cascade from
+        # in place (SQLite 3.35+ drops a column), as the columns were added
         with op.batch_alter_table(table, recreate="never") as batch:
             for key in keys:
                 batch.drop_column(f"{key}_full")

@@ -124,6 +124,49 @@ def _texts_a_store_held(dialect: str) -> list[str]:
     return held + (["x" * 300, "a\x00b"] if dialect == "sqlite" else [])
 
 
+def _hold_a_baseline(engine: Engine, segments: list[str]) -> None:
+    """A baseline of model ``m`` (id 1) with one variable, ``v``, and a bin in each segment,
+    written with the tables as they are (before 0006)."""
+    tables = MetaData()
+    baselines, variables, bins = (
+        Table(name, tables, autoload_with=engine)
+        for name in ("baselines", "baseline_variables", "baseline_bins")
+    )
+    day = dt.date(2024, 1, 1)
+    with engine.begin() as connection:
+        baseline_id = connection.execute(
+            insert(baselines).values(
+                model_id=1,
+                version=1,
+                window_start=day,
+                window_end=day,
+                frozen_at=m.utcnow(),
+                config_hash="c",
+                n_rows=1,
+                riskmon_version="0",
+            )
+        ).inserted_primary_key[0]
+        variable_id = connection.execute(
+            insert(variables).values(
+                baseline_id=baseline_id, variable="v", kind="numeric", binning={}, params={}
+            )
+        ).inserted_primary_key[0]
+        connection.execute(
+            insert(bins),
+            [
+                {
+                    "variable_id": variable_id,
+                    "segment": s,
+                    "bin_index": 0,
+                    "label": "[0, 1)",
+                    "n_total": 1,
+                    "total": 1.0,
+                }
+                for s in segments
+            ],
+        )
+
+
 def test_migration_0006_rekeys_the_rows_a_store_holds_and_runs_again(engine: Engine) -> None:
     upgrade(engine, "0005")
     store = MetricStore(engine)
@@ -136,9 +179,14 @@ def test_migration_0006_rekeys_the_rows_a_store_holds_and_runs_again(engine: Eng
     ]
     with engine.begin() as connection:
         connection.execute(insert(figures), [r | {"value": 0.1, "params": {}} for r in rows])
+    _hold_a_baseline(engine, held)
     for _ in range(2):  # an upgrade that stopped half way is run again from the start
         upgrade(engine)
         check_models(engine)
+        baseline = store.latest_baseline("m")
+        assert baseline is not None
+        # the bins of a baseline's variables are kept
+        assert sorted(b.segment for b in baseline.variables["v"].bins) == sorted(held)
         assert [f.segment for f in store.figures(run_id)] == held
         for segment in held:
             assert [f.segment for f in store.figures(run_id, segment=segment)] == [segment]
