@@ -16,6 +16,7 @@ from typing import Any
 from riskmon import __version__
 from riskmon.notify._delivery import bounded_error
 from riskmon.records import FAILED, AlertLike, Status
+from riskmon.report.render import visible
 
 #: at most this many alerts are listed in a message's text (the JSON object holds them all)
 MAX_LISTED_ALERTS = 25
@@ -127,7 +128,8 @@ def _alert_lines(alerts: Iterable[AlertLine], *, bullet: str, escape: bool) -> l
     alerts = list(alerts)
     lines = []
     for alert in alerts[:MAX_LISTED_ALERTS]:
-        text = f"{alert.status} {alert.rule}{_where(alert)}: {alert.message}"
+        # a segment or level may hold control characters and bidi overrides: shown escaped
+        text = visible(f"{alert.status} {alert.rule}{_where(alert)}: {alert.message}")
         lines.append(f"{bullet}{_slack_escape(text) if escape else text}")
     if len(alerts) > MAX_LISTED_ALERTS:
         lines.append(f"{bullet}… and {len(alerts) - MAX_LISTED_ALERTS} more")

@@ -25,6 +25,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
 
 from riskmon import __version__
 from riskmon.config import RiskmonConfig
@@ -47,6 +48,9 @@ INDEX = "index.html"
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,99}$")
 _UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9_.\-]+")
 _REPORT_FILE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.html$")
+#: characters that would hide or reorder a page's text: the C0 controls but tab and newline,
+#: DEL, the C1 controls, and the bidirectional marks, embeddings, overrides and isolates
+_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def model_folder(model: str) -> str:
@@ -132,6 +136,29 @@ def _param(value: object, digits: int = 4) -> str:
     return str(value)
 
 
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match[0])
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    r"""``text`` with each character that could hide or reorder text (a control character
+    but tab and newline, a bidirectional mark, override or isolate) written as its escape.
+
+    >>> visible("abc\u202edef\x00")
+    'abc\\u202edef\\x00'
+    """
+    return _HIDDEN.sub(_escape, text)
+
+
+def _finalize(value: object) -> object:
+    """Every value a page shows, as it shows it: text through :func:`visible` (markup the
+    page made stays markup), then autoescaped."""
+    if isinstance(value, Markup):
+        return Markup(visible(str(value)))
+    return visible(value) if isinstance(value, str) else value
+
+
 def environment() -> Environment:
     """The Jinja2 environment of riskmon's templates (autoescaped, strict about names), and of
     the partials of the families kept outside riskmon (``Family.templates``), riskmon's first."""
@@ -149,6 +176,7 @@ def _environment(folders: tuple[str, ...]) -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        finalize=_finalize,
     )
     env.filters.update(
         number=_number,

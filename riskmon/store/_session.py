@@ -5,14 +5,16 @@ that runs and baselines hang from."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import fields
+from functools import cache
 from typing import Any, cast
 
-from sqlalchemy import Engine, Table, insert, select, update
+from sqlalchemy import Engine, String, Table, func, insert, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import InstrumentedAttribute, Session, sessionmaker
+from sqlalchemy.sql.elements import ColumnElement
 
 from riskmon.errors import EXIT_FAILED, StoreError
 from riskmon.redact import mask_url, redact
@@ -37,6 +39,51 @@ def record_row(record: Any, *, skip: Collection[str] = ()) -> dict[str, Any]:
     return {f.name: getattr(record, f.name) for f in fields(record) if f.name not in skip}
 
 
+@cache
+def _text_columns(table: type[m.Base]) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """The text columns of ``table``, and its (key, whole text) column pairs."""
+    columns = cast(Table, table.__table__).columns
+    texts = tuple(c.name for c in columns if isinstance(c.type, String))
+    keyed = tuple((k, f) for k, f in m.KEYED_COLUMNS.items() if k in columns and f in columns)
+    return texts, keyed
+
+
+def stored_row(table: type[m.Base], row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` as ``table`` stores it: each text as :func:`m.stored_text` keeps it,
+    and each key column (``segment``, ``variable``) given holding its :func:`m.text_key`, the
+    whole text beside it when the key is not the text (else NULL). ``row`` is changed in
+    place (each is built for its insert) and returned."""
+    texts, keyed = _text_columns(table)
+    for name in texts:
+        value = row.get(name)
+        if isinstance(value, str) and ("\x00" in value or value.startswith(m.ESCAPED)):
+            row[name] = m.stored_text(value)
+    for key, full in keyed:
+        if key in row:
+            value = row[key]
+            row[key] = m.text_key(value)
+            row[full] = None if row[key] is value else value
+    return row
+
+
+def full_text(key: str, full: str | None) -> str:
+    """The text of a key column read back: the whole text beside it, or the key itself, as it
+    was written (:func:`m.read_text`)."""
+    return m.read_text(key if full is None else full)
+
+
+def read_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row read back with each text as it was written (:func:`m.read_text`)."""
+    return {k: m.read_text(v) if isinstance(v, str) else v for k, v in row.items()}
+
+
+def full_column(column: InstrumentedAttribute[str]) -> ColumnElement[str]:
+    """A key column (``m.Figure.segment``) read as its whole stored text (for
+    :func:`read_row`), labelled with its name."""
+    whole = getattr(column.class_, m.KEYED_COLUMNS[column.key])
+    return func.coalesce(whole, column).label(column.key)
+
+
 #: rows built and inserted at a time (an executemany each): memory stays flat in the rows
 INSERT_BATCH = 10_000
 
@@ -44,11 +91,12 @@ INSERT_BATCH = 10_000
 def insert_rows(session: Session, table: type[m.Base], rows: Iterable[dict[str, Any]]) -> None:
     """Insert ``rows`` into ``table`` by executemany, :data:`INSERT_BATCH` at a time: hundreds
     of thousands of bins in seconds, where ORM objects one by one take minutes (and the ORM's
-    bulk path splits them into statements of a few rows)."""
+    bulk path splits them into statements of a few rows). Each row is stored as
+    :func:`stored_row` makes it: any text, of any length, is stored."""
     statement = insert(cast(Table, table.__table__))
     batch: list[dict[str, Any]] = []
     for row in rows:
-        batch.append(row)
+        batch.append(stored_row(table, row))
         if len(batch) == INSERT_BATCH:
             session.connection().execute(statement, batch)
             batch = []

@@ -17,11 +17,21 @@ from contextlib import contextmanager
 from dataclasses import fields
 
 from sqlalchemy import func, select, text
+from sqlalchemy.orm import Session
 
 from riskmon import __version__
 from riskmon.records import FigureRecord
 from riskmon.store import models as m
-from riskmon.store._session import StoreConflict, StoreSession, _utc, insert_records
+from riskmon.store._session import (
+    StoreConflict,
+    StoreSession,
+    _utc,
+    full_column,
+    full_text,
+    insert_records,
+    read_row,
+    stored_row,
+)
 from riskmon.store.records import BaselineBinRecord, BaselineVariableRecord, StoredBaseline
 
 log = logging.getLogger(__name__)
@@ -104,11 +114,16 @@ class Baselines(StoreSession):
                 session.flush()
                 for variable in variables:
                     row = m.BaselineVariable(
-                        baseline_id=baseline.id,
-                        variable=variable.variable,
-                        kind=variable.kind,
-                        binning=variable.binning,
-                        params=variable.params,
+                        **stored_row(
+                            m.BaselineVariable,
+                            {
+                                "baseline_id": baseline.id,
+                                "variable": variable.variable,
+                                "kind": variable.kind,
+                                "binning": variable.binning,
+                                "params": variable.params,
+                            },
+                        )
                     )
                     session.add(row)
                     session.flush()
@@ -158,47 +173,22 @@ class Baselines(StoreSession):
             if row is None:
                 return None
             baseline, model = row
-            # every bin of the baseline in one query, as plain rows, grouped by variable
-            bin_fields = [f.name for f in fields(BaselineBinRecord)]
-            bins_of: dict[int, list[BaselineBinRecord]] = {}
-            for b in session.execute(
-                select(m.BaselineBin.variable_id, *(getattr(m.BaselineBin, c) for c in bin_fields))
-                .join(m.BaselineVariable, m.BaselineVariable.id == m.BaselineBin.variable_id)
-                .where(m.BaselineVariable.baseline_id == baseline_id)
-                .where(*(() if segments else (m.BaselineBin.segment == "",)))
-                .order_by(m.BaselineBin.variable_id, m.BaselineBin.segment, m.BaselineBin.bin_index)
-            ):
-                bins_of.setdefault(b[0], []).append(BaselineBinRecord(*b[1:]))
+            bins_of = _bins_by_variable(session, baseline_id, segments=segments)
             variables: dict[str, BaselineVariableRecord] = {}
             for var in session.scalars(
                 select(m.BaselineVariable)
                 .where(m.BaselineVariable.baseline_id == baseline_id)
                 .order_by(m.BaselineVariable.id)
             ):
-                variables[var.variable] = BaselineVariableRecord(
-                    variable=var.variable,
+                name = full_text(var.variable, var.variable_full)
+                variables[name] = BaselineVariableRecord(
+                    variable=name,
                     kind=var.kind,
                     binning=dict(var.binning),
                     params=dict(var.params or {}),
                     bins=tuple(bins_of.get(var.id, [])),
                 )
-            figures = tuple(
-                FigureRecord(
-                    name=f.name,
-                    value=f.value,
-                    population="baseline",
-                    variable=f.variable,
-                    segment=f.segment,
-                    reason=f.reason,
-                    params=dict(f.params or {}),
-                )
-                for f in session.scalars(
-                    select(m.BaselineFigure)
-                    .where(m.BaselineFigure.baseline_id == baseline_id)
-                    .where(*(() if segments else (m.BaselineFigure.segment == "",)))
-                    .order_by(m.BaselineFigure.id)
-                )
-            )
+            figures = _figures(session, baseline_id, segments=segments)
             frozen_at = _utc(baseline.frozen_at)
             assert frozen_at is not None
             return StoredBaseline(
@@ -215,3 +205,54 @@ class Baselines(StoreSession):
                 variables=variables,
                 figures=figures,
             )
+
+
+def _bins_by_variable(
+    session: Session, baseline_id: int, *, segments: bool
+) -> dict[int, list[BaselineBinRecord]]:
+    """Every bin of the baseline (with ``segments`` false, of the whole population only) in one
+    query, as plain rows, by variable id."""
+    columns = [f.name for f in fields(BaselineBinRecord)]
+    query = (
+        select(
+            m.BaselineBin.variable_id,
+            *(
+                full_column(m.BaselineBin.segment) if c == "segment" else getattr(m.BaselineBin, c)
+                for c in columns
+            ),
+        )
+        .join(m.BaselineVariable, m.BaselineVariable.id == m.BaselineBin.variable_id)
+        .where(m.BaselineVariable.baseline_id == baseline_id)
+        .where(*(() if segments else (m.BaselineBin.segment == "",)))
+        .order_by(m.BaselineBin.variable_id, m.BaselineBin.segment, m.BaselineBin.bin_index)
+    )
+    bins_of: dict[int, list[BaselineBinRecord]] = {}
+    for row in session.execute(query):
+        values = read_row(row._asdict())
+        bins_of.setdefault(values.pop("variable_id"), []).append(BaselineBinRecord(**values))
+    return bins_of
+
+
+def _figures(session: Session, baseline_id: int, *, segments: bool) -> tuple[FigureRecord, ...]:
+    """The baseline's figures (with ``segments`` false, of the whole population only)."""
+    columns = [f.name for f in fields(FigureRecord) if f.name != "population"]
+    query = (
+        select(
+            *(
+                full_column(getattr(m.BaselineFigure, c))
+                if c in m.KEYED_COLUMNS
+                else getattr(m.BaselineFigure, c)
+                for c in columns
+            )
+        )
+        .where(m.BaselineFigure.baseline_id == baseline_id)
+        .where(*(() if segments else (m.BaselineFigure.segment == "",)))
+        .order_by(m.BaselineFigure.id)
+    )
+    return tuple(
+        FigureRecord(
+            **(read_row(row._asdict()) | {"params": dict(row.params or {})}),
+            population="baseline",
+        )
+        for row in session.execute(query)
+    )

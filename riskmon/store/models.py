@@ -4,6 +4,12 @@ Only the modules of :mod:`riskmon.store` read and write these tables. Convention
 
 - ``variable`` is ``"score"`` for the model's score, else a characteristic's name;
 - ``segment`` is ``""`` for the whole population, else ``"column=value"``;
+- a segment, a variable's name and a bin's label may hold any text of any length: a text with
+  a NUL is stored escaped (:func:`stored_text`, undone by :func:`read_text`; PostgreSQL's
+  text cannot hold U+0000), a label is ``Text``, and the ``segment`` and ``variable``
+  columns, which the unique constraints cover, hold a bounded key (:func:`text_key`: the text
+  itself when it is at most :data:`KEY_LENGTH` characters, else a prefix and a digest), the
+  whole text then in ``segment_full`` / ``variable_full`` (NULL when the key is the text);
 - ``population`` is ``current`` (the stability window), ``performance`` (the matured cohort)
   or ``baseline``;
 - times are UTC; floats are double precision on every database.
@@ -12,6 +18,8 @@ Only the modules of :mod:`riskmon.store` read and write these tables. Convention
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import re
 from typing import Any
 
 from sqlalchemy import (
@@ -46,6 +54,77 @@ POPULATIONS = ("current", "performance", "baseline")
 
 NAME_LENGTH = 200
 SHORT = 32
+
+#: the most characters a key column (``segment``, ``variable``) holds: the text itself up to it
+KEY_LENGTH = NAME_LENGTH
+#: hex digits of the SHA-256 of a text that a shortened key ends with (160 bits)
+KEY_DIGEST_CHARS = 40
+#: what separates a shortened key's prefix from its digest
+KEY_MARK = "\u2026#"
+#: a key that is a prefix and a digest; a text that looks like one is keyed by its digest too,
+#: so no text's own key can be another text's digest key
+_DIGEST_KEY = re.compile(f"{KEY_MARK}[0-9a-f]{{{KEY_DIGEST_CHARS}}}\\Z")
+#: what starts a text stored escaped: a noncharacter (Unicode keeps them for a program's own
+#: use), so that ordinary text is stored as it is
+ESCAPED = "\ufdd0"
+#: how a NUL is written in an escaped text (whose backslashes are doubled): PostgreSQL's text
+#: cannot hold U+0000
+NUL_ESCAPE = "\\x00"
+_UNESCAPE = re.compile(r"\\(\\|x00)")
+
+
+def stored_text(value: str) -> str:
+    r"""``value`` as the store keeps it: as it is, unless it holds a NUL (or starts with
+    :data:`ESCAPED`); then :data:`ESCAPED` and the text, each backslash doubled and each NUL
+    written ``\x00``. :func:`read_text` undoes it: every text reads back as it was written.
+
+    >>> stored_text("a\x00b\\c")
+    '\ufdd0a\\x00b\\\\c'
+    >>> stored_text("channel=web")
+    'channel=web'
+    """
+    if "\x00" not in value and not value.startswith(ESCAPED):
+        return value
+    return ESCAPED + value.replace("\\", "\\\\").replace("\x00", NUL_ESCAPE)
+
+
+def read_text(text: str) -> str:
+    r"""A text as it was written, from :func:`stored_text`.
+
+    >>> read_text(stored_text("a\x00b\\x00")) == "a\x00b\\x00"
+    True
+    """
+    if not text.startswith(ESCAPED):
+        return text
+    return _UNESCAPE.sub(lambda m: "\x00" if m[1] == "x00" else "\\", text[len(ESCAPED) :])
+
+
+def text_key(value: str) -> str:
+    """The key of ``value`` (a :func:`stored_text`) in a bounded key column: the text itself
+    when it has at most :data:`KEY_LENGTH` characters (and does not end like a shortened key),
+    else its first characters, :data:`KEY_MARK` and :data:`KEY_DIGEST_CHARS` hex digits of its
+    SHA-256 — distinct texts, distinct keys.
+
+    >>> text_key("channel=web")
+    'channel=web'
+    >>> len(text_key("x" * 5000)) == KEY_LENGTH
+    True
+    """
+    if len(value) <= KEY_LENGTH and (KEY_MARK not in value or not _DIGEST_KEY.search(value)):
+        return value
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+    suffix = f"{KEY_MARK}{digest[:KEY_DIGEST_CHARS]}"
+    return value[: KEY_LENGTH - len(suffix)] + suffix
+
+
+def key_of(value: str) -> str:
+    """The key column's value for the text ``value`` as given (NULs and all): what a write
+    stores and a lookup compares."""
+    return text_key(stored_text(value))
+
+
+#: the key columns and, beside each, the column holding the whole text when the key is not it
+KEYED_COLUMNS = {"segment": "segment_full", "variable": "variable_full"}
 
 
 def _in(column: str, values: tuple[str, ...]) -> str:
@@ -102,7 +181,8 @@ class BaselineVariable(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     baseline_id: Mapped[int] = mapped_column(ForeignKey("baselines.id", ondelete="CASCADE"))
-    variable: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    variable: Mapped[str] = mapped_column(String(KEY_LENGTH))
+    variable_full: Mapped[str | None] = mapped_column(Text)
     kind: Mapped[str] = mapped_column(String(SHORT))
     binning: Mapped[dict[str, Any]] = mapped_column()
     params: Mapped[dict[str, Any]] = mapped_column(default=dict)
@@ -122,9 +202,10 @@ class BaselineBin(Base):
     variable_id: Mapped[int] = mapped_column(
         ForeignKey("baseline_variables.id", ondelete="CASCADE")
     )
-    segment: Mapped[str] = mapped_column(String(NAME_LENGTH), default="")
+    segment: Mapped[str] = mapped_column(String(KEY_LENGTH), default="")
+    segment_full: Mapped[str | None] = mapped_column(Text)
     bin_index: Mapped[int] = mapped_column(Integer)
-    label: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    label: Mapped[str] = mapped_column(Text)
     n_total: Mapped[int] = mapped_column(Integer)
     total: Mapped[float] = mapped_column()
     n_goods: Mapped[int | None] = mapped_column(Integer)
@@ -143,8 +224,10 @@ class BaselineFigure(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     baseline_id: Mapped[int] = mapped_column(ForeignKey("baselines.id", ondelete="CASCADE"))
     name: Mapped[str] = mapped_column(String(SHORT * 2))
-    variable: Mapped[str] = mapped_column(String(NAME_LENGTH), default="")
-    segment: Mapped[str] = mapped_column(String(NAME_LENGTH), default="")
+    variable: Mapped[str] = mapped_column(String(KEY_LENGTH), default="")
+    variable_full: Mapped[str | None] = mapped_column(Text)
+    segment: Mapped[str] = mapped_column(String(KEY_LENGTH), default="")
+    segment_full: Mapped[str | None] = mapped_column(Text)
     value: Mapped[float | None] = mapped_column()
     reason: Mapped[str | None] = mapped_column(Text)
     params: Mapped[dict[str, Any]] = mapped_column(default=dict)
@@ -190,8 +273,10 @@ class Figure(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
     name: Mapped[str] = mapped_column(String(SHORT * 2))
-    variable: Mapped[str] = mapped_column(String(NAME_LENGTH), default="")
-    segment: Mapped[str] = mapped_column(String(NAME_LENGTH), default="")
+    variable: Mapped[str] = mapped_column(String(KEY_LENGTH), default="")
+    variable_full: Mapped[str | None] = mapped_column(Text)
+    segment: Mapped[str] = mapped_column(String(KEY_LENGTH), default="")
+    segment_full: Mapped[str | None] = mapped_column(Text)
     population: Mapped[str] = mapped_column(String(SHORT))
     value: Mapped[float | None] = mapped_column()
     reason: Mapped[str | None] = mapped_column(Text)
@@ -209,11 +294,13 @@ class BinStat(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
-    variable: Mapped[str] = mapped_column(String(NAME_LENGTH))
-    segment: Mapped[str] = mapped_column(String(NAME_LENGTH), default="")
+    variable: Mapped[str] = mapped_column(String(KEY_LENGTH))
+    variable_full: Mapped[str | None] = mapped_column(Text)
+    segment: Mapped[str] = mapped_column(String(KEY_LENGTH), default="")
+    segment_full: Mapped[str | None] = mapped_column(Text)
     population: Mapped[str] = mapped_column(String(SHORT))
     bin_index: Mapped[int] = mapped_column(Integer)
-    label: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    label: Mapped[str] = mapped_column(Text)
     lower: Mapped[float | None] = mapped_column()
     upper: Mapped[float | None] = mapped_column()
     n_total: Mapped[int] = mapped_column(Integer)
@@ -242,8 +329,10 @@ class Alert(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
     rule: Mapped[str] = mapped_column(String(SHORT * 2))
-    variable: Mapped[str] = mapped_column(String(NAME_LENGTH), default="")
-    segment: Mapped[str] = mapped_column(String(NAME_LENGTH), default="")
+    variable: Mapped[str] = mapped_column(String(KEY_LENGTH), default="")
+    variable_full: Mapped[str | None] = mapped_column(Text)
+    segment: Mapped[str] = mapped_column(String(KEY_LENGTH), default="")
+    segment_full: Mapped[str | None] = mapped_column(Text)
     status: Mapped[str] = mapped_column(String(SHORT))
     value: Mapped[float | None] = mapped_column()
     thresholds: Mapped[dict[str, Any]] = mapped_column(default=dict)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import fields
+from typing import Any
 
 from sqlalchemy import Select, func, select
+from sqlalchemy.sql.elements import ColumnElement
 
 from riskmon.records import BinRecord, FigureRecord
 from riskmon.store import models as m
-from riskmon.store._session import StoreSession, _utc
+from riskmon.store._session import StoreSession, _utc, full_column, read_row
 from riskmon.store.records import HistoryPoint, RunRecord, StoredAlert
 
 
@@ -37,6 +39,12 @@ def _run_record(run: m.Run, model: str) -> RunRecord:
         baseline_id=run.baseline_id,
         plan=None if run.plan is None else dict(run.plan),
     )
+
+
+def _column(table: type[m.Base], name: str) -> ColumnElement[Any]:
+    """Column ``name`` of ``table``, a key column read as its whole text."""
+    column = getattr(table, name)
+    return full_column(column) if name in m.KEYED_COLUMNS else column
 
 
 class Reads(StoreSession):
@@ -89,24 +97,17 @@ class Reads(StoreSession):
 
     def figures(self, run_id: int, *, segment: str | None = None) -> list[FigureRecord]:
         """Every figure of a run (of one ``segment``, "" the whole population)."""
+        columns = [f.name for f in fields(FigureRecord)]
         query = (
-            select(m.Figure)
+            select(*(_column(m.Figure, c) for c in columns))
             .where(m.Figure.run_id == run_id)
-            .where(*(() if segment is None else (m.Figure.segment == segment,)))
+            .where(*(() if segment is None else (m.Figure.segment == m.key_of(segment),)))
             .order_by(m.Figure.id)
         )
         with self._session() as session:
             return [
-                FigureRecord(
-                    name=f.name,
-                    value=f.value,
-                    population=f.population,
-                    variable=f.variable,
-                    segment=f.segment,
-                    reason=f.reason,
-                    params=dict(f.params or {}),
-                )
-                for f in session.scalars(query)
+                FigureRecord(**(read_row(row._asdict()) | {"params": dict(row.params or {})}))
+                for row in session.execute(query)
             ]
 
     def bins(self, run_id: int, *, segment: str | None = None) -> list[BinRecord]:
@@ -114,25 +115,27 @@ class Reads(StoreSession):
         columns = [f.name for f in fields(BinRecord)]
         # plain rows, not ORM objects: a run has hundreds of bins and a report reads them all
         query = (
-            select(*(getattr(m.BinStat, c) for c in columns))
+            select(*(_column(m.BinStat, c) for c in columns))
             .where(m.BinStat.run_id == run_id)
-            .where(*(() if segment is None else (m.BinStat.segment == segment,)))
+            .where(*(() if segment is None else (m.BinStat.segment == m.key_of(segment),)))
             .order_by(m.BinStat.id)
         )
         with self._session() as session:
             return [
-                BinRecord(**(row._asdict() | {"extra": dict(row.extra or {})}))
+                BinRecord(**(read_row(row._asdict()) | {"extra": dict(row.extra or {})}))
                 for row in session.execute(query)
             ]
 
     def alerts(self, run_id: int) -> list[StoredAlert]:
         """Every alert of a run, with its notification state."""
-        query = select(m.Alert).where(m.Alert.run_id == run_id).order_by(m.Alert.id)
         columns = [f.name for f in fields(StoredAlert)]
+        query = (
+            select(*(_column(m.Alert, c) for c in columns))
+            .where(m.Alert.run_id == run_id)
+            .order_by(m.Alert.id)
+        )
         with self._session() as session:
-            return [
-                StoredAlert(**{c: getattr(a, c) for c in columns}) for a in session.scalars(query)
-            ]
+            return [StoredAlert(**read_row(row._asdict())) for row in session.execute(query)]
 
     def history(
         self,
@@ -145,21 +148,21 @@ class Reads(StoreSession):
     ) -> list[HistoryPoint]:
         """One figure over the succeeded runs of ``model``, oldest first."""
         query = (
-            select(m.Run.as_of, m.Figure.value, m.Figure.reason, m.Run.id)
+            select(m.Run.as_of, m.Figure.value, m.Figure.reason, m.Run.id.label("run_id"))
             .join(m.Figure, m.Figure.run_id == m.Run.id)
             .join(m.Model, m.Model.id == m.Run.model_id)
             .where(
                 m.Model.name == model,
                 m.Run.status == "succeeded",
                 m.Figure.name == name,
-                m.Figure.variable == variable,
-                m.Figure.segment == segment,
+                m.Figure.variable == m.key_of(variable),
+                m.Figure.segment == m.key_of(segment),
                 m.Figure.population == population,
             )
             .order_by(m.Run.as_of)
         )
         with self._session() as session:
-            return [HistoryPoint(*row) for row in session.execute(query)]
+            return [HistoryPoint(**read_row(row._asdict())) for row in session.execute(query)]
 
     def run_alert_statuses(self, model: str) -> dict[int, list[str]]:
         """The statuses of every alert of every run of ``model``, by run id (one query)."""
@@ -178,14 +181,22 @@ class Reads(StoreSession):
     def figure_keys(self, model: str) -> set[tuple[str, str, str, str]]:
         """Every (figure, population, variable, segment) the succeeded runs of ``model`` hold."""
         query = (
-            select(m.Figure.name, m.Figure.population, m.Figure.variable, m.Figure.segment)
+            select(
+                m.Figure.name,
+                m.Figure.population,
+                full_column(m.Figure.variable),
+                full_column(m.Figure.segment),
+            )
             .distinct()
             .join(m.Run, m.Run.id == m.Figure.run_id)
             .join(m.Model, m.Model.id == m.Run.model_id)
             .where(m.Model.name == model, m.Run.status == "succeeded")
         )
         with self._session() as session:
-            return {(row[0], row[1], row[2], row[3]) for row in session.execute(query)}
+            return {
+                (row[0], row[1], m.read_text(row[2]), m.read_text(row[3]))
+                for row in session.execute(query)
+            }
 
     def count_rows(self, table: str) -> int:
         """Number of rows in one of the store's tables (used by checks and tests)."""

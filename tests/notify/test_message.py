@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -153,3 +154,19 @@ def test_a_delivery_is_given_up_after_the_last_attempt(
     assert notify_run(config, model, stored_run(dt.date(2025, 4, 30), ("RED",)), store) == []
     (delivery,) = store.deliveries(february.run_id)
     assert (delivery.state, delivery.attempts) == ("failed", MAX_DELIVERY_ATTEMPTS)
+
+
+#: control characters but tab and newline, and bidirectional marks, overrides, isolates
+HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def test_hidden_characters_in_alerts_are_shown_escaped() -> None:
+    """A segment, variable or message holding control characters or a bidi override cannot
+    hide or reorder a message's text."""
+    alert = AlertLine("csi", "RED", 0.3, {}, "moved \x00", variable="v\u202e", segment="c=\x1b[31m")
+    notice = Notice(MODEL, MAR, "succeeded", "RED", (alert,))
+    for text in (slack_text(notice), plain_text(notice, report_line="Report: none.")):
+        assert not HIDDEN.search(text)
+        assert "v\\u202e" in text
+        assert "c=\\x1b[31m" in text
+        assert "moved \\x00" in text
