@@ -198,8 +198,11 @@ def schedule_command(app: _App) -> None:
     if not any(m.schedule for m in config.models):
         click.echo("riskmon schedule: no model has a schedule; nothing to do", err=True)
         return
-    with _store(app):  # fail early, in one line, on a store that is not migrated
-        pass
+    with _store(app) as store:  # fail early, in one line, on a store that is not migrated
+        if not config.scheduler.catch_up:  # (catch-up sends them first otherwise)
+            from riskmon.notify import send_pending
+
+            send_pending(config, store)  # what stopped processes left owed
     scheduler = build_scheduler(config, config_path)
     reload = _Reload(scheduler, config, config_path)
     with StopSignals(_announce, reload) as signals:

@@ -66,6 +66,12 @@ def stored_row(table: type[m.Base], row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+def stored_error(error: str) -> str:
+    """An error message as the store keeps it: secrets masked, and a NUL (which a quoted value
+    may carry, and PostgreSQL's text refuses) written ``\\x00``, so recording it never fails."""
+    return redact(error).replace("\x00", "\\x00")
+
+
 def full_text(key: str, full: str | None) -> str:
     """The text of a key column read back: the whole text beside it, or the key itself, as it
     was written (:func:`m.read_text`)."""

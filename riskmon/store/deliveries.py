@@ -22,9 +22,8 @@ from typing import Any
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
-from riskmon.redact import redact
 from riskmon.store import models as m
-from riskmon.store._session import StoreConflict, StoreSession, _utc
+from riskmon.store._session import StoreConflict, StoreSession, _utc, stored_error
 from riskmon.store.records import DeliveryRecord
 
 #: the delivery states a process may take a delivery from, to send it
@@ -101,7 +100,7 @@ class Deliveries(StoreSession):
         state = "failed" if error else "sent"
         values: dict[str, Any] = {
             "state": state,
-            "last_error": redact(error) if error else None,
+            "last_error": stored_error(error) if error else None,
             "last_attempt_at": now,
             "sent_at": None if error else now,
         }
@@ -176,7 +175,7 @@ class Deliveries(StoreSession):
         """Set the notification state of every alert of a run."""
         values: dict[str, Any] = {
             "notify_state": state,
-            "notify_error": redact(error) if error else None,
+            "notify_error": stored_error(error) if error else None,
         }
         if state in ("sent", "failed"):
             values["notify_attempts"] = m.Alert.notify_attempts + 1

@@ -21,7 +21,6 @@ from sqlalchemy.orm import Session
 from riskmon import __version__
 from riskmon.errors import EXIT_FAILED, StoreError
 from riskmon.records import FAILED, AlertRecord, BinRecord, FigureRecord, RunCounts, Status
-from riskmon.redact import redact
 from riskmon.store import models as m
 from riskmon.store._session import (
     StoreConflict,
@@ -30,6 +29,7 @@ from riskmon.store._session import (
     insert_records,
     insert_rows,
     record_row,
+    stored_error,
 )
 from riskmon.store.deliveries import queue_deliveries
 
@@ -291,12 +291,12 @@ class Runs(StoreSession):
                     f"a re-run at {now:%Y-%m-%d %H:%M} UTC failed and was discarded; the results "
                     f"are those of the earlier run{kept}. The re-run's error: {error}"
                 )
-                values: dict[str, Any] = {"status": "succeeded", "error": redact(note)}
+                values: dict[str, Any] = {"status": "succeeded", "error": stored_error(note)}
             else:
                 values = {
                     "status": "failed",
                     "finished_at": now,
-                    "error": redact(error),
+                    "error": stored_error(error),
                     "n_current": None,
                     "n_matured": None,
                     "n_unmatured": None,

@@ -105,3 +105,13 @@ def test_a_run_queues_its_deliveries_in_the_transaction_that_stores_it(store: Me
     )
     store.complete_run(run_id, counts=counts, figures=[], alerts=[green], notify=["webhook:a"])
     assert [d.state for d in store.deliveries(run_id)] == ["pending", "pending"]
+
+
+def test_an_error_quoting_a_nul_is_recorded(store: MetricStore) -> None:
+    # PostgreSQL's text cannot hold U+0000: the failure must still be recorded, NUL visible
+    run_id = _claim(store, None)
+    store.fail_run(run_id, "invalid segment value 'north\x00east'")
+    failed = store.run_by_id(run_id)
+    assert failed is not None
+    assert failed.status == "failed"
+    assert failed.error == "invalid segment value 'north\\x00east'"
