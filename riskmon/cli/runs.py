@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from riskmon.cli._app import _App, _CliError, _show, _store
+from riskmon.cli._dates import DATE, check_not_future
 from riskmon.errors import EXIT_ALERT, EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from riskmon.records import Status, why
 
@@ -23,7 +24,6 @@ EXIT_RUN_FAILED = EXIT_FAILED
 _FAIL_ON = {"red": ("RED",), "amber": ("AMBER", "RED")}
 #: RED and AMBER alerts a run lists, at most (its report has them all)
 LISTED_ALERTS = 20
-_DATE = click.DateTime(formats=["%Y-%m-%d"])
 _STRATEGY_OPTION = click.option(
     "--strategy",
     # riskmon.collect.STRATEGIES, written out so that the CLI starts without importing it
@@ -112,9 +112,10 @@ def backfill_dates(model: ModelConfig, start: dt.date, end: dt.date, every: str)
 @click.argument("models", nargs=-1)
 @click.option(
     "--as-of",
-    type=_DATE,
+    type=DATE,
     default=None,
-    help="As-of date (YYYY-MM-DD). Default: yesterday, the last day that has ended "
+    help="As-of date (YYYY-MM-DD), from 1900-01-01 to today plus "
+    "scheduler.future_slack_days. Default: yesterday, the last day that has ended "
     "(in scheduler.timezone), as a scheduled run.",
 )
 @click.option(
@@ -136,7 +137,7 @@ def backfill_dates(model: ModelConfig, start: dt.date, end: dt.date, every: str)
 def run_command(
     app: _App,
     models: tuple[str, ...],
-    as_of: dt.datetime | None,
+    as_of: dt.date | None,
     fmt: str,
     fail_on: str | None,
     strategy: str,
@@ -151,7 +152,8 @@ def run_command(
     from riskmon.run import run_models
 
     config = app.config()
-    day = as_of.date() if as_of else _yesterday(config.scheduler.timezone)
+    check_not_future(config, as_of=as_of)
+    day = as_of or _yesterday(config.scheduler.timezone)
     with _store(app) as store:
         outcomes = run_models(config, models, day, store=store, strategy=strategy)  # type: ignore[arg-type]
     if fmt == "json":
@@ -164,8 +166,14 @@ def run_command(
 
 @click.command("backfill")
 @click.argument("model")
-@click.option("--from", "start", type=_DATE, required=True, help="First as-of date.")
-@click.option("--to", "end", type=_DATE, required=True, help="Last as-of date (inclusive).")
+@click.option("--from", "start", type=DATE, required=True, help="First as-of date.")
+@click.option(
+    "--to",
+    "end",
+    type=DATE,
+    required=True,
+    help="Last as-of date (inclusive), at most today plus scheduler.future_slack_days.",
+)
 @click.option(
     "--every",
     type=click.Choice(["day", "week", "month", "schedule"]),
@@ -177,7 +185,7 @@ def run_command(
 @_STRATEGY_OPTION
 @click.pass_obj
 def backfill_command(
-    app: _App, model: str, start: dt.datetime, end: dt.datetime, every: str, strategy: str
+    app: _App, model: str, start: dt.date, end: dt.date, every: str, strategy: str
 ) -> None:
     """Run MODEL as of every date from --from to --to, oldest first, with a progress bar."""
     from rich.console import Console
@@ -187,9 +195,10 @@ def backfill_command(
 
     config = app.config()
     chosen = config.model(model)
+    check_not_future(config, start=start, end=end)
     if end < start:
         raise _CliError(f"--to {end:%Y-%m-%d} is before --from {start:%Y-%m-%d}", EXIT_USAGE)
-    dates = backfill_dates(chosen, start.date(), end.date(), every)
+    dates = backfill_dates(chosen, start, end, every)
     if not dates:
         raise _CliError(
             f"{chosen.name}'s schedule {chosen.schedule!r} runs as of no date from "
