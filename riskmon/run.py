@@ -125,6 +125,10 @@ def run_model(
     stored run, for :func:`riskmon.notify.notify_run` (or the next process) to send.
     """
     owner = default_owner()
+    beyond = _beyond_calendar(model, as_of)
+    if beyond is not None:  # nothing to claim: no run of that date can exist
+        log.error("%s as of %s: %s", model.name, as_of, beyond)
+        return RunOutcome(model.name, as_of, "failed", error=beyond)
     record = _planned(model, as_of)  # None when the dates cannot be planned: the run fails below
     try:
         run_id = store.claim_run(
@@ -240,6 +244,26 @@ def _judge(
         n_current=counts.n_current,
         expected_n_current=_baseline_volume(baseline.stored, plan.current),
         previous_red=_previous_red(store, model, as_of),
+    )
+
+
+def _beyond_calendar(model: ModelConfig, as_of: dt.date) -> str | None:
+    """Why a run as of ``as_of`` cannot be planned at all, if its windows fall off the
+    calendar (``--as-of 9999-12-31``: the command line refuses such dates before this)."""
+    try:
+        plan = plan_run(model, as_of)
+        for window in (plan.current, plan.performance):
+            window.end_exclusive  # noqa: B018 - computing it is the check
+        return None
+    except OverflowError:
+        pass
+    except ValueError as exc:
+        if "out of range" not in str(exc):
+            return None  # another reason: the run fails, and says it, once claimed
+    return (
+        f"as-of date {as_of} cannot be planned: the run's windows (stability "
+        f"{model.stability_window}, performance {model.performance_window}) fall outside the "
+        f"calendar (years 1 to 9999); nothing was stored"
     )
 
 

@@ -170,7 +170,7 @@ def test_an_unknown_key_is_an_error() -> None:
             {"notify": [{"email": "risk@x.com", "webhook": "http://h/x"}]},
             "models[0].notify[0]: expected exactly one",
         ),
-        ({"name": "retail pd"}, "models[0].name: expected letters, digits"),
+        ({"name": "retail pd"}, "models[0].name: expected a name of lowercase letters, digits"),
         (
             {"source": {"url": "hive://h/default", "query": "SELECT 1", "pin": "latest"}},
             "models[0].source: 'pin' goes with 'table' (a Delta table), not with 'query'",

@@ -7,6 +7,7 @@ import datetime as dt
 import click
 
 from riskmon.cli._app import _App, _store
+from riskmon.cli._dates import DATE, check_not_future
 
 
 @click.command("report")
@@ -14,15 +15,13 @@ from riskmon.cli._app import _App, _store
 @click.option(
     "--as-of",
     "as_of",
-    type=click.DateTime(formats=["%Y-%m-%d"]),
+    type=DATE,
     default=None,
     help="The runs' as-of date (YYYY-MM-DD). Default: each model's newest run.",
 )
 @click.option("--index-only", is_flag=True, help="Only rewrite the index of every model.")
 @click.pass_obj
-def report_command(
-    app: _App, model: str | None, as_of: dt.datetime | None, index_only: bool
-) -> None:
+def report_command(app: _App, model: str | None, as_of: dt.date | None, index_only: bool) -> None:
     """Write the HTML report of MODEL's run (default: of every model's), and the index.
 
     Reports go to store.reports_dir: <model>/<as-of date>.html and index.html. Each written
@@ -34,7 +33,8 @@ def report_command(
     if index_only and (model is not None or as_of is not None):
         raise click.UsageError("--index-only takes no MODEL and no --as-of")
     config = app.config(sources=False)
-    day = as_of.date() if as_of is not None else None
+    check_not_future(config, as_of=as_of)
+    day = as_of
     with _store(app) as store:
         if model is not None:
             click.echo(str(render_run_report(config, store, model, day)))

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from riskmon.cli._app import _App, _CliError, _show, _store
+from riskmon.cli._dates import DATE, check_not_future
 from riskmon.cli._signals import abandoned_on_signal
 from riskmon.errors import EXIT_ALERT, EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from riskmon.records import Status, why
@@ -24,7 +25,6 @@ EXIT_RUN_FAILED = EXIT_FAILED
 _FAIL_ON = {"red": ("RED",), "amber": ("AMBER", "RED")}
 #: RED and AMBER alerts a run lists, at most (its report has them all)
 LISTED_ALERTS = 20
-_DATE = click.DateTime(formats=["%Y-%m-%d"])
 _STRATEGY_OPTION = click.option(
     "--strategy",
     # riskmon.collect.STRATEGIES, written out so that the CLI starts without importing it
@@ -123,9 +123,10 @@ def backfill_dates(model: ModelConfig, start: dt.date, end: dt.date, every: str)
 @click.argument("models", nargs=-1)
 @click.option(
     "--as-of",
-    type=_DATE,
+    type=DATE,
     default=None,
-    help="As-of date (YYYY-MM-DD). Default: yesterday, the last day that has ended "
+    help="As-of date (YYYY-MM-DD), from 1900-01-01 to today plus "
+    "scheduler.future_slack_days. Default: yesterday, the last day that has ended "
     "(in scheduler.timezone), as a scheduled run.",
 )
 @click.option(
@@ -149,7 +150,7 @@ def backfill_dates(model: ModelConfig, start: dt.date, end: dt.date, every: str)
 def run_command(
     app: _App,
     models: tuple[str, ...],
-    as_of: dt.datetime | None,
+    as_of: dt.date | None,
     fmt: str,
     fail_on: str | None,
     strategy: str,
@@ -157,15 +158,19 @@ def run_command(
 ) -> None:
     """Run MODELS (default: every model) as of a date: collect, compute, evaluate, store.
 
-    Exit codes: 0 every run succeeded; 1 a run raised an alert at --fail-on severity;
-    2 a usage or configuration error; 3 a run failed (or another process holds it), or a
-    run's report could not be written (its figures are stored: `riskmon report` rewrites it);
-    4 the metric store could not be used. A source that cannot be reached fails its run (3).
+    A date that has succeeded already is not computed again, and says so (--force computes it
+    again). Exit codes: 0 every run succeeded (or had already); 1 a run raised an alert at
+    --fail-on severity; 2 a usage or configuration error, or an --as-of beyond today plus
+    scheduler.future_slack_days; 3 a run failed (or another process holds it), or a run's
+    report could not be written (its figures are stored: `riskmon report` rewrites it); 4 the
+    metric store could not be used; 128 + N stopped by signal N (the run in progress is stored
+    as interrupted). A source that cannot be reached fails its run (3).
     """
     from riskmon.run import run_models
 
     config = app.config()
-    day = as_of.date() if as_of else _yesterday(config.scheduler.timezone)
+    check_not_future(config, as_of=as_of)
+    day = as_of or _yesterday(config.scheduler.timezone)
     with _store(app) as store:
         outcomes = run_models(
             config,
@@ -185,8 +190,14 @@ def run_command(
 
 @click.command("backfill")
 @click.argument("model")
-@click.option("--from", "start", type=_DATE, required=True, help="First as-of date.")
-@click.option("--to", "end", type=_DATE, required=True, help="Last as-of date (inclusive).")
+@click.option("--from", "start", type=DATE, required=True, help="First as-of date.")
+@click.option(
+    "--to",
+    "end",
+    type=DATE,
+    required=True,
+    help="Last as-of date (inclusive), at most today plus scheduler.future_slack_days.",
+)
 @click.option(
     "--every",
     type=click.Choice(["day", "week", "month", "schedule"]),
@@ -202,8 +213,8 @@ def run_command(
 def backfill_command(
     app: _App,
     model: str,
-    start: dt.datetime,
-    end: dt.datetime,
+    start: dt.date,
+    end: dt.date,
     every: str,
     strategy: str,
     force: bool,
@@ -216,9 +227,10 @@ def backfill_command(
 
     config = app.config()
     chosen = config.model(model)
+    check_not_future(config, start=start, end=end)
     if end < start:
         raise _CliError(f"--to {end:%Y-%m-%d} is before --from {start:%Y-%m-%d}", EXIT_USAGE)
-    dates = backfill_dates(chosen, start.date(), end.date(), every)
+    dates = backfill_dates(chosen, start, end, every)
     if not dates:
         raise _CliError(
             f"{chosen.name}'s schedule {chosen.schedule!r} runs as of no date from "

@@ -18,7 +18,12 @@ from sqlalchemy.sql.sqltypes import NullType
 from riskmon.collect import migration, migration_stream, pushdown, stream
 from riskmon.collect.binsql import category_text
 from riskmon.collect.census import census
-from riskmon.collect.checks import check_labels, check_raw_keys, missing_in_bins
+from riskmon.collect.checks import (
+    check_labels,
+    check_raw_keys,
+    missing_in_bins,
+    overflowing_sum,
+)
 from riskmon.collect.engines import PROFILES, EngineProfile, profile_for
 from riskmon.collect.migration import MigrationRequest
 from riskmon.collect.migration_tables import Migrations, MigrationTables
@@ -340,6 +345,11 @@ def _validate(
             f"NULL or outside",
             column=_column(source, request.pd.column),
         )
+    overflow = overflowing_sum(request, aggregate)
+    if overflow is not None:
+        named = overflow.columns[0] if overflow.columns else None
+        summed = None if named is None else _column(source, named, request)
+        raise source.error(overflow.message(), column=summed)
 
 
 __all__ = [

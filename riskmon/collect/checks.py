@@ -1,14 +1,98 @@
 """What the aggregate rows of a collect pass must satisfy before they become count tables:
-labels 0, 1 or NULL, numeric raw scores, no score in a missing bin."""
+labels 0, 1 or NULL, numeric raw scores, no score in a missing bin, finite sums."""
 
 from __future__ import annotations
 
 import numbers
+from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from riskmon.collect.tables import Aggregate, CollectRequest
+from riskmon.metrics import PD_SUMS, TARGET_MOMENTS, WEIGHTED_PD_SUMS, WEIGHTED_TARGET_MOMENTS
+
+#: the largest finite double: a sum beyond it is infinite, and the figures built on it NaN
+FLOAT_MAX = float(np.finfo(np.float64).max)
+
+
+@dataclass(frozen=True)
+class Overflow:
+    """A population's sum that is not finite: its formula, and the columns it sums."""
+
+    population: str
+    formula: str
+    columns: tuple[str, ...]
+
+    def message(self) -> str:
+        """What was expected and what was found; the caller names the first column."""
+        of = ", ".join(repr(c) for c in self.columns)
+        of = f" (of {of})" if len(self.columns) > 1 else ""
+        return (
+            f"expected values whose sum {self.formula}{of} over a population stays within "
+            f"±{FLOAT_MAX:.3g} (a double's range), got one that is infinite in the "
+            f"{self.population} population (a value infinite, or so large that the sum "
+            "overflows): scale the values down (an exposure in thousands) or correct the "
+            "outliers"
+        )
+
+
+def overflowing_sum(request: CollectRequest, aggregate: Aggregate) -> Overflow | None:
+    """The first sum over a population's cells (in absolute value) that is not finite: the
+    weights', then the PD sums', then the target moments'; None when all are finite."""
+    if request.weight is not None and request.variables:
+        weights: dict[str, float] = defaultdict(float)
+        first = request.variables[0].name  # every variable counts the same rows
+        for (population, variable, *_), (_, w) in aggregate.cells.items():
+            if variable == first:
+                weights[population] += abs(w)
+        for population, total in weights.items():
+            if not np.isfinite(total):
+                return Overflow(population, "Σw", (request.weight,))
+    weighted = request.weight is not None
+    pd_names = [*PD_SUMS, *(WEIGHTED_PD_SUMS if weighted else ())]
+    moment_names = [*TARGET_MOMENTS, *(WEIGHTED_TARGET_MOMENTS if weighted else ())]
+    for held, names in ((aggregate.sums, pd_names), (aggregate.moments, moment_names)):
+        totals: dict[str, Any] = {}
+        with np.errstate(over="ignore", invalid="ignore"):
+            for (population, *_), values in held.items():
+                totals[population] = totals.get(population, 0.0) + np.abs(values)
+        for population, total in totals.items():
+            for name, value in zip(names, np.atleast_1d(total).tolist(), strict=False):
+                if not np.isfinite(value):
+                    head = _factors(name)
+                    return Overflow(population, _formula(head), _columns(request, head))
+    return None
+
+
+def _factors(name: str) -> str:
+    """The factors of a sum's name: ``wp2`` for Σw·p², ``y`` for ``n_y`` (realised targets)."""
+    head = name.split("_")[0]
+    return "y" if head == "n" else head
+
+
+def _formula(factors: str) -> str:
+    """``wp2`` as ``Σw·p²``."""
+    terms: list[str] = []
+    for char in factors:
+        if char.isdigit():
+            terms[-1] += "⁰¹²³⁴"[int(char)]
+        else:
+            terms.append(char)
+    return "Σ" + "·".join(terms)
+
+
+def _columns(request: CollectRequest, factors: str) -> tuple[str, ...]:
+    """The columns a sum is made of (``w`` the weight, ``p`` the PD, ``y`` the target, ``s``
+    the score), the weight first."""
+    by_letter = {
+        "w": request.weight,
+        "p": request.pd.column if request.pd is not None else None,
+        "y": request.target,
+        "s": request.score,
+    }
+    return tuple(column for letter in "wpys" if letter in factors and (column := by_letter[letter]))
 
 
 def check_labels(aggregate: Aggregate) -> list[Any]:

@@ -86,8 +86,10 @@ def moment_terms(
     realised = ~np.isnan(target)
     y = np.where(realised, target, 0.0)
     s = np.where(realised, np.nan_to_num(prediction, nan=0.0), 0.0)
-    terms = [realised.astype(np.float64), y, y * y, s, s * s, s * y]
-    if weights is not None:
-        w = np.where(realised, weights, 0.0)
-        terms += [w, w * y, w * y * y, w * s, w * s * s, w * s * y, w * w]
+    # a product too large for a double becomes inf, refused naming its columns once summed
+    with np.errstate(over="ignore", invalid="ignore"):
+        terms = [realised.astype(np.float64), y, y * y, s, s * s, s * y]
+        if weights is not None:
+            w = np.where(realised, weights, 0.0)
+            terms += [w, w * y, w * y * y, w * s, w * s * s, w * s * y, w * w]
     return terms

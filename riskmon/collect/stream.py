@@ -235,5 +235,7 @@ def _pd_powers(
     p = np.nan_to_num(p, nan=0.0)
     terms = [p, p * p, p * p * p, p * p * p * p]
     if weights is not None:
-        terms += [weights * weights, weights * p, weights * p * p]
+        # a weight too large to square becomes inf, refused naming its column once summed
+        with np.errstate(over="ignore"):
+            terms += [weights * weights, weights * p, weights * p * p]
     return bad, terms

@@ -74,6 +74,10 @@ class SchedulerConfig(_Strict):
     catch_up: bool = True
     #: at most this many missed dates per model are caught up (the newest ones)
     max_catch_up_runs: int = Field(default=31, ge=0)
+    #: how many days after today (in ``timezone``) an as-of date given on the command line may
+    #: be: a later one is refused as a mistake, its loans not scored yet (1 allows tomorrow,
+    #: for a machine whose clock runs ahead of ``timezone``)
+    future_slack_days: int = Field(default=1, ge=0, le=3660)
 
 
 class RiskmonConfig(_Strict):

@@ -17,6 +17,7 @@ from pydantic import (
 from riskmon.config._deployment import RiskmonConfig
 from riskmon.config._models import _ENV_REFERENCE, CONFIG_ENV_VAR, DEFAULT_CONFIG_PATH
 from riskmon.config._paths import CONFIG_DIR, UNSET_SOURCES
+from riskmon.config._yaml import UnsafeYAMLError, read_yaml
 from riskmon.errors import ConfigError
 
 
@@ -133,12 +134,16 @@ def load_config(
 ) -> RiskmonConfig:
     """Read, interpolate and validate the configuration file (see :func:`resolve_config_path`).
 
+    The file is read with :class:`~riskmon.config._yaml.ConfigLoader`: at most
+    :data:`~riskmon.config._yaml.MAX_CONFIG_BYTES`, no key twice in a mapping, aliases within
+    bounds; each refusal is a :class:`ConfigError` naming the file and the cause.
+
     Relative paths in it are relative to the file's folder. ``need_sources=False`` is for
     work that never opens a model's source (see :func:`parse_config`).
     """
     resolved = resolve_config_path(path)
     try:
-        text = resolved.read_text(encoding="utf-8")
+        data = read_yaml(resolved)
     except FileNotFoundError:
         hint = "" if path is not None else " (give --config PATH or set RISKMON_CONFIG)"
         raise ConfigError(f"configuration file not found{hint}", path=str(resolved)) from None
@@ -146,8 +151,15 @@ def load_config(
         raise ConfigError(
             f"cannot read the configuration file: {exc.strerror}", path=str(resolved)
         ) from None
-    try:
-        data = yaml.safe_load(text)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"expected UTF-8 text, got byte 0x{exc.object[exc.start]:02x} at offset {exc.start}",
+            path=str(resolved),
+        ) from None
+    except UnsafeYAMLError as exc:
+        raise ConfigError(
+            exc.message, path=str(resolved), key=key_path(exc.location) or None
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -39,7 +39,19 @@ RESERVED_VARIABLES = frozenset(
 )
 
 _ENV_REFERENCE = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}")
-_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
+#: a model's name: lowercase letters, digits, '_' and '-' (it names the model's report folder,
+#: <reports_dir>/<name>/, so it must be a plain file name on every system)
+MODEL_NAME = re.compile(r"\A[a-z0-9_-]+\Z")
+#: the longest model name (the report writer keeps names up to 100 characters as they are)
+MAX_MODEL_NAME = 100
+#: names a model may not take: ``index`` (the report index, <reports_dir>/index.html) and the
+#: device names Windows reserves in every folder
+RESERVED_MODEL_NAMES = frozenset(
+    {"index", "con", "prn", "aux", "nul"}
+    | {f"{device}{n}" for device in ("com", "lpt") for n in range(10)}
+)
+#: a challenger's name: letters, digits, '_', '.' or '-'
+_CHALLENGER_NAME = re.compile(r"\A[A-Za-z0-9_.\-]+\Z")
 
 
 _UTC = ZoneInfo("UTC")
@@ -260,8 +272,17 @@ class ModelConfig(_Strict):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        if not _NAME.match(value):
-            raise ValueError(f"expected letters, digits, '_', '.' or '-', got {value!r}")
+        if not MODEL_NAME.fullmatch(value) or len(value) > MAX_MODEL_NAME:
+            raise ValueError(
+                f"expected a name of lowercase letters, digits, '_' and '-' (at most "
+                f"{MAX_MODEL_NAME} characters, rule {MODEL_NAME.pattern}), got {value!r}"
+            )
+        if value in RESERVED_MODEL_NAMES:
+            raise ValueError(
+                f"expected a name other than {value!r}, which is reserved: 'index' names the "
+                "report index; con, prn, aux, nul, com0-com9 and lpt0-lpt9 are devices on "
+                "Windows"
+            )
         return value
 
     @field_validator("score_range")
@@ -293,7 +314,7 @@ class ModelConfig(_Strict):
         twice = _twice(names)
         if twice:
             raise ValueError(f"expected unique challenger names, got {twice} twice")
-        bad = [n for n in names if not _NAME.match(n)]
+        bad = [n for n in names if not _CHALLENGER_NAME.fullmatch(n)]
         if bad:
             raise ValueError(
                 f"expected challenger names of letters, digits, '_', '.' or '-', got {bad}; "

@@ -4,6 +4,7 @@ processes starting the same run at once."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import subprocess
 import sys
@@ -207,3 +208,17 @@ def test_the_slow_query_is_a_single_select() -> None:
     # the fault tests rely on the source accepting it as a read-only query
     assert slow_query(0.1).startswith("SELECT ")
     assert ";" not in slow_query(0.1)
+
+
+@pytest.mark.parametrize("as_of", [dt.date(9999, 12, 31), dt.date(1, 1, 5)])
+def test_a_date_whose_windows_leave_the_calendar_fails_clearly_and_stores_nothing(
+    store: MetricStore, as_of: dt.date
+) -> None:
+    # the command line refuses such dates; a notebook calling run_model gets a plain failure
+    outcome = run_model(loans_model("sqlite:///unused.db"), as_of, store=store)
+    assert outcome.status == "failed"
+    assert outcome.error is not None
+    assert f"as-of date {as_of} cannot be planned" in outcome.error
+    assert "outside the calendar" in outcome.error
+    assert "OverflowError" not in outcome.error
+    assert store.runs() == []
