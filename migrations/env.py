@@ -52,8 +52,9 @@ def _foreign_keys_hold(*, ctx: MigrationContext, step: Any, **_: Any) -> None:
     violations = foreign_key_violations(ctx.connection)
     if violations:
         raise StoreError(
-            f"migration {step.up_revision_id} would leave rows referring to missing rows "
-            f"({'; '.join(violations)}): it was rolled back"
+            f"after migration {step.up_revision_id}, rows of the store refer to missing rows "
+            f"({'; '.join(violations)}): the migration was rolled back; `riskmon db check` "
+            f"lists such rows"
         )
 
 

@@ -4,7 +4,7 @@ that the next ``riskmon db upgrade`` migrates to the models' schema, on SQLite a
 Each migration commits with its version bump in one transaction, so a kill leaves the store at
 the revision before the migration it interrupted. The kills go through every migration that
 ships, whatever their number: the upgrade is killed after statement 1, 2, ... until it
-finishes (``killed_upgrade.py``).
+finishes (``killed_upgrade.py``), reads included.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from riskmon.store.engine import opened_store
 from riskmon.store.migrate import check_models, check_schema, current_revision, known_revisions
 
 KILLED_UPGRADE = Path(__file__).with_name("killed_upgrade.py")
-#: a bound on the killing process (it took ~6 s on SQLite and ~25 s on PostgreSQL here)
+#: a bound on the killing process (10-25 s for 82 kills on SQLite, 4-12 s for 32 on
+#: PostgreSQL here, on two cores shared with other test runs)
 KILLING_TIMEOUT_S = 300
 
 

@@ -114,6 +114,42 @@ def test_a_schema_altered_outside_the_migrations_is_refused_and_named(
     assert "figures: " in result.output  # the query of the table's columns fails too
 
 
+def test_db_check_finds_rows_of_a_sqlite_store_referring_to_missing_rows(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    _db(sqlite_url, "upgrade")
+    with sqlite3.connect(tmp_path / "store.db") as connection:  # foreign keys off, by default
+        connection.execute(
+            "INSERT INTO figures (run_id, name, variable, segment, population, params) "
+            "VALUES (99, 'ks', '', '', 'current', '{}')"
+        )
+    connection.close()
+    result = _db(sqlite_url, "check")
+    assert result.exit_code == EXIT_UNAVAILABLE, result.output
+    assert "FAILED   foreign keys" in result.output
+    assert "figures row 1 refers to a missing row of runs" in result.output
+
+
+def test_a_sqlite_migration_that_leaves_rows_referring_to_missing_rows_is_rolled_back(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    """Foreign keys are off while a SQLite migration runs: they are checked before it commits."""
+    assert _db(sqlite_url, "upgrade", "--revision", "0002").exit_code == EXIT_OK
+    with sqlite3.connect(tmp_path / "store.db") as connection:
+        connection.execute(
+            "INSERT INTO figures (run_id, name, variable, segment, population, params) "
+            "VALUES (99, 'ks', '', '', 'current', '{}')"
+        )
+    connection.close()
+    result = _db(sqlite_url, "upgrade")
+    assert result.exit_code == EXIT_UNAVAILABLE, result.output
+    assert "after migration 0003, rows of the store refer to missing rows" in result.output
+    assert "figures row 1 refers to a missing row of runs" in result.output
+    assert "the migration was rolled back" in result.output
+    assert "Traceback" not in result.output
+    assert _db(sqlite_url, "current").output.startswith(f"metric store {sqlite_url}: revision 0002")
+
+
 def test_db_check_of_an_empty_store_says_to_upgrade_it(engine: Engine, store_url: str) -> None:
     with engine.connect():
         pass  # an empty database (on SQLite, an empty file)
