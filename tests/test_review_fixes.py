@@ -48,7 +48,7 @@ def test_a_run_refuses_a_baseline_the_configuration_no_longer_matches(
     model = model_config(url, performance_window="2 months")
     assert run_model(model, AS_OF, store=store).ok
     changed = model_config(url, performance_window="2 months", score_direction="higher_is_safer")
-    outcome = run_model(changed, AS_OF, store=store)
+    outcome = run_model(changed, AS_OF, store=store, force=True)
     assert outcome.status == "failed"
     assert outcome.error is not None
     assert (
@@ -113,13 +113,13 @@ def test_null_scores_are_left_out_and_counted_or_refused_with_a_grid_too(
     late = frame["score_date"] >= dt.date(2025, 3, 10)
     frame.loc[late, "pd_score"] = np.nan
     load(url, frame)
-    outcome = run_model(strict, AS_OF, store=store)
+    outcome = run_model(strict, AS_OF, store=store, force=True)
     assert outcome.status == "failed"
     assert outcome.error is not None
     assert "column 'pd_score' (columns.score): expected a score on every loan" in outcome.error
     # by default the loans without a score are left out of every figure and counted
     model = model_config(url, performance_window="2 months", bins=grid)
-    outcome = run_model(model, AS_OF, store=store)
+    outcome = run_model(model, AS_OF, store=store, force=True)
     assert outcome.ok, outcome.error
     current = frame[frame["score_date"].map(lambda d: dt.date(2025, 3, 1) <= d <= AS_OF)]
     n_null = int(current["pd_score"].isna().sum())
