@@ -22,11 +22,12 @@ import os
 import socket
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
-from sqlalchemy import Connection, Engine, event
+from sqlalchemy import Connection, Dialect, Engine, event
 from sqlalchemy.exc import DisconnectionError
 
 #: seconds a cancelled statement is given to end before its connection is abandoned
@@ -37,6 +38,8 @@ OVERDUE_GRACE_SECONDS = 30.0
 IN_PROCESS = frozenset({"sqlite", "duckdb"})
 #: marks a pooled connection opened for the current checkout: it needs no ping
 _FRESH = "riskmon_fresh"
+#: the engines :func:`watch_engine` has put under the deadline
+_watched_engines: weakref.WeakSet[Engine] = weakref.WeakSet()
 
 
 class ReadOverdue(Exception):
@@ -221,12 +224,14 @@ def watch_engine(engine: Engine) -> None:
     """Put ``engine``'s connections under the deadline of the reading that uses them: opening
     one (over the network: in a helper thread), the ping of a pooled one (which replaces the
     pool's own pre-ping, so that it too is watched), and each statement's start."""
-    if event.contains(engine, "checkout", _checkout):
+    if engine in _watched_engines:
         return
-    if engine.dialect.name not in IN_PROCESS:
+    _watched_engines.add(engine)
+    dialect = engine.dialect
+    if dialect.name not in IN_PROCESS:
         event.listen(engine, "do_connect", _connect)
     event.listen(engine, "connect", _opened)
-    event.listen(engine, "checkout", _checkout)
+    event.listen(engine, "checkout", lambda conn, record, _proxy: _checkout(dialect, conn, record))
     event.listen(engine, "before_cursor_execute", _statement)
 
 
@@ -243,14 +248,14 @@ def _opened(_dbapi_connection: Any, record: Any) -> None:
     record.info[_FRESH] = True
 
 
-def _checkout(dbapi_connection: Any, record: Any, proxy: Any) -> None:
+def _checkout(dialect: Dialect, dbapi_connection: Any, record: Any) -> None:
     watch = current()
     if watch is not None:
         watch.attach(dbapi_connection)
     if record.info.pop(_FRESH, False):
         return
     try:
-        proxy._pool._dialect.do_ping(dbapi_connection)
+        dialect.do_ping(dbapi_connection)
     except Exception as exc:
         if watch is not None and watch.expired:
             raise ReadOverdue("the pooled connection did not answer its ping") from None

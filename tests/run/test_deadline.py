@@ -2,7 +2,8 @@
 (``source.read_deadline_seconds``), and the next model runs: a PostgreSQL source behind a TCP
 proxy frozen with SIGSTOP mid-read. A reading stuck past the deadline stops its run's heartbeat,
 so that another process takes the run over once the claim is stale. A DuckDB file another
-process has open for writing is said to be locked, not to lack its table."""
+process has open for writing is said to be locked, not to lack its table. A MariaDB source
+frozen between two readings fails the second at the deadline (the pooled connection's ping)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from sqlalchemy.engine import make_url
 
 from riskmon.collect import Source
 from riskmon.collect.deadline import CANCEL_SECONDS
+from riskmon.collect.engines import CONNECT_SECONDS, driver_timeouts
 from riskmon.config import parse_config
 from riskmon.errors import SourceUnavailableError
 from riskmon.outcome import RunOutcome
@@ -225,3 +227,38 @@ def test_the_deadline_defaults_to_a_minute_past_the_statement_timeout(tmp_path: 
         model_config(url, source={"url": url, "table": "loans", "read_deadline_seconds": 0})
     source = {"url": url, "table": "loans", "statement_timeout_seconds": 5}
     assert model_config(url, source=source).source.read_deadline == 65
+
+
+@pytest.mark.mariadb
+def test_a_source_frozen_between_readings_fails_the_next_at_the_deadline(mariadb_url: str) -> None:
+    """The proxy in front of MariaDB freezes between two readings: the pooled connection's ping
+    is under the deadline too (PyMySQL has no cancel: the connection is abandoned)."""
+    load(mariadb_url, loan_frame(seed=5, n=100))
+    with Proxy(make_url(mariadb_url).port or 3306) as proxy:
+        url = make_url(mariadb_url).set(port=proxy.port).render_as_string(hide_password=False)
+        source = {"url": url, "table": "loans", "read_deadline_seconds": 2.0}
+        with Source(model_config(url, source=source)) as reader:
+            with reader.reading() as connection:
+                count = connection.exec_driver_sql("SELECT count(*) FROM loans").scalar_one()
+            proxy.freeze()
+            started = time.monotonic()
+            with pytest.raises(SourceUnavailableError) as caught, reader.reading() as connection:
+                connection.exec_driver_sql("SELECT count(*) FROM loans").all()
+            failed_after = time.monotonic() - started
+    assert count == 100
+    message = str(caught.value)
+    assert "did not answer within 2 s (source.read_deadline_seconds)" in message
+    assert "riskmon abandoned its connection" in message
+    assert failed_after < 2.0 + SLACK_SECONDS, failed_after
+
+
+def test_the_drivers_own_timeouts_are_set_unless_the_url_sets_them() -> None:
+    deadline = 660.0
+    given = make_url("postgresql+psycopg://riskmon@db.example/loans?connect_timeout=7")
+    options = driver_timeouts(given, deadline)
+    assert "connect_timeout" not in options  # the URL's 7 s stand
+    assert options["keepalives"] == 1
+    assert options["tcp_user_timeout"] == CONNECT_SECONDS * 1000
+    mysql = driver_timeouts(make_url("mysql+pymysql://riskmon@db.example/loans"), deadline)
+    assert mysql["read_timeout"] == mysql["write_timeout"] == deadline
+    assert driver_timeouts(make_url("trino://riskmon@db.example:8080/hive"), deadline) == {}
