@@ -55,12 +55,24 @@ HEARTBEAT_SECONDS = 30.0
 
 
 @contextmanager
-def _heartbeat(store: MetricStore, run_id: int, owner: str, every: float) -> Iterator[None]:
-    """Refresh the run's heartbeat in the background, so others see its owner is alive."""
+def _heartbeat(
+    store: MetricStore, run_id: int, owner: str, every: float, *, grace: float | None = None
+) -> Iterator[None]:
+    """Refresh the run's heartbeat in the background, so others see its owner is alive; not
+    while the run's source reading is stuck ``grace`` seconds past its deadline (a thread
+    riskmon could not get back), so that another process can take over the stale claim."""
     stop = threading.Event()
+    run_thread = threading.get_ident()  # the run's readings happen on the calling thread
 
     def beat() -> None:
+        stalled = False
         while not stop.wait(every):
+            if Source.stalled(run_thread, grace):
+                if not stalled:
+                    log.error("run %s: its source reading is stuck past its deadline", run_id)
+                stalled = True
+                continue
+            stalled = False
             try:
                 store.heartbeat(run_id, owner=owner)
             except RiskmonError as exc:  # a missed beat is not worth failing the run for

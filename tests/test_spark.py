@@ -8,12 +8,18 @@ RISKMON_TEST_SPARK=local, which .ci/run sets).
   its report, and says that the reading was not snapshot-isolated.
 - A statement past ``statement_timeout_seconds`` is cancelled by Spark and reported as such; a
   missing table is named without Spark's stack trace.
+- A server frozen mid-statement (its JVM stopped with SIGSTOP, then continued) fails the
+  reading at riskmon's own deadline, ``read_deadline_seconds``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import signal
+import threading
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -26,8 +32,9 @@ from hypothesis import HealthCheck, settings
 from riskmon.cli import cli
 from riskmon.cli.runs import EXIT_ALERT, EXIT_OK
 from riskmon.collect import Source, collect
+from riskmon.collect.deadline import CANCEL_SECONDS
 from riskmon.collect.warehouses import NOT_SNAPSHOT
-from riskmon.errors import DegenerateDataWarning, SourceError
+from riskmon.errors import DegenerateDataWarning, SourceError, SourceUnavailableError
 
 from .collect.loans import load, loan_frame, model_config
 from .collect.test_collect import expected_tables, fitted_on, request
@@ -163,3 +170,34 @@ def test_a_pin_on_a_table_without_delta_history_fails_the_run_and_says_why(
     assert outcome.error is not None
     assert "source.pin: cannot read the Delta history of table `loans`" in outcome.error
     assert outcome.figures == ()
+
+
+def test_a_frozen_spark_server_fails_the_reading_at_the_deadline(spark: SparkServer) -> None:
+    """The Thrift server stops answering mid-statement (its JVM stopped with SIGSTOP): Spark's
+    own time limit cannot act, riskmon's deadline does. Last in the module: the server is
+    continued (SIGCONT) afterwards, and Spark cancels the abandoned statement at its own
+    limit."""
+    deadline = 3.0
+    model = model_config(spark.url)
+    limits = {"read_deadline_seconds": deadline, "statement_timeout_seconds": 10.0}
+    model = model.model_copy(update={"source": model.source.model_copy(update=limits)})
+    slow = "SELECT sum(a.id * b.id) FROM range(100000) a CROSS JOIN range(100000) b"
+    freeze = threading.Timer(1.0, os.kill, (spark.pid, signal.SIGSTOP))
+    try:
+        with Source(model) as source:
+            with source.reading() as connection:  # the session opened while Spark answers
+                connection.exec_driver_sql("SELECT 1").all()
+            freeze.start()
+            started = time.monotonic()
+            with pytest.raises(SourceUnavailableError) as caught, source.reading() as connection:
+                connection.exec_driver_sql(slow).all()
+            failed_after = time.monotonic() - started
+    finally:
+        freeze.cancel()
+        freeze.join()
+        os.kill(spark.pid, signal.SIGCONT)
+    assert freeze.finished.is_set()
+    message = str(caught.value)
+    assert f"did not answer within {deadline:g} s (source.read_deadline_seconds)" in message
+    assert "abandoned its connection" in message
+    assert failed_after < deadline + CANCEL_SECONDS + 5, failed_after

@@ -13,6 +13,8 @@ warning, logged once per engine, naming the guards it goes without.
 from __future__ import annotations
 
 import logging
+import math
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -54,6 +56,13 @@ POSTGRESQL_SETTINGS = {"enable_sort": "off", "jit": "off"}
 
 #: how many SQLite virtual-machine steps run between two checks of the time limit
 SQLITE_PROGRESS_STEPS = 10_000
+
+
+#: the longest riskmon lets a driver take to open a connection, within the read deadline
+CONNECT_SECONDS = 30.0
+#: TCP keepalive on a PostgreSQL connection: first probe after this many idle seconds, then
+#: one every KEEPALIVE_INTERVAL, the connection dead after KEEPALIVE_COUNT unanswered
+KEEPALIVE_IDLE, KEEPALIVE_INTERVAL, KEEPALIVE_COUNT = 30, 10, 3
 
 
 # ---------------------------------------------------------------------- PostgreSQL
@@ -225,6 +234,51 @@ DUCKDB = EngineProfile(
 )
 
 
+# ---------------------------------------------------------------------- the drivers' own waits
+def driver_timeouts(url: URL, deadline: float) -> dict[str, Any]:
+    """``connect_args`` bounding what the source's driver waits for, within the read deadline
+    (``deadline`` seconds), where the driver has settings for it: psycopg's connect timeout,
+    TCP keepalive and ``tcp_user_timeout`` (a peer that stops acknowledging), PyMySQL's
+    connect, read and write timeouts. A setting the URL gives itself is left to it."""
+    backend, driver = url.get_backend_name(), url.get_driver_name()
+    connect = min(CONNECT_SECONDS, deadline)
+    options: dict[str, Any] = {}
+    if backend == "postgresql" and driver in ("psycopg", "psycopg2"):
+        options = {
+            "connect_timeout": max(2, math.ceil(connect)),  # whole seconds, libpq's least 2
+            "keepalives": 1,
+            "keepalives_idle": KEEPALIVE_IDLE,
+            "keepalives_interval": KEEPALIVE_INTERVAL,
+            "keepalives_count": KEEPALIVE_COUNT,
+            "tcp_user_timeout": math.ceil(connect * 1000),
+        }
+    elif backend in ("mysql", "mariadb") and driver == "pymysql":
+        # a socket timeout per read or write: never shorter than the deadline itself
+        options = {"connect_timeout": connect, "read_timeout": deadline, "write_timeout": deadline}
+    return {key: value for key, value in options.items() if key not in url.query}
+
+
+#: DuckDB's error for a file another process has open for writing
+_DUCKDB_LOCKED = re.compile(
+    r'Could not set lock on file "(?P<file>[^"]+)": Conflicting lock is held in (?P<holder>.+?)'
+    r"(?:\. See also|\.?$)",
+    re.M,
+)
+
+
+def connect_failure(exc: BaseException) -> str | None:
+    """Why a connection could not be made, in riskmon's words where the driver's mislead:
+    a DuckDB file locked by another process (None: the driver's message says it)."""
+    locked = _DUCKDB_LOCKED.search(str(getattr(exc, "orig", None) or exc))
+    if locked is None:
+        return None
+    return (
+        f"the DuckDB file {locked['file']} is locked by another process, {locked['holder']}, "
+        "which has it open for writing; DuckDB lets no other process open the file meanwhile, "
+        "not even to read it: run riskmon once that process has closed it"
+    )
+
+
 #: the engines riskmon is run against in its tests, then those it compiles for
 PROFILES: tuple[EngineProfile, ...] = (
     POSTGRESQL,
@@ -279,6 +333,8 @@ __all__ = [
     "TRINO",
     "CollectShape",
     "EngineProfile",
+    "connect_failure",
+    "driver_timeouts",
     "group_by_position",
     "profile_for",
 ]

@@ -4,8 +4,10 @@ riskmon only ever reads a source. Besides issuing nothing but ``SELECT`` stateme
 reading is guarded as its engine's profile (:mod:`.engines`) says: in the database's read-only
 mode where it has one, every statement under the configured ``statement_timeout_seconds`` where
 the database supports a limit, and every statement of one :meth:`Source.reading` seeing the same
-loans. Every error names the model and, where it is about one, the column; the source's password
-is masked.
+loans. Beside the server's limit, riskmon keeps its own wall-clock deadline on connecting and on
+each statement (``read_deadline_seconds``, :mod:`.deadline`), which a server that stopped
+answering cannot escape. Every error names the model and, where it is about one, the column; the
+source's password is masked.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
@@ -38,55 +39,30 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchTableError, SQLAlche
 from sqlalchemy.sql import sqltypes
 from sqlalchemy.sql.elements import ClauseElement
 
-from riskmon.collect.engines import GENERIC, EngineProfile, profile_for
+from riskmon.collect.columns import SourceColumn, required_columns
+from riskmon.collect.deadline import (
+    OVERDUE_GRACE_SECONDS,
+    ReadOverdue,
+    ReadWatch,
+    overdue,
+    release,
+    watch_engine,
+    watching,
+)
+from riskmon.collect.engines import (
+    GENERIC,
+    EngineProfile,
+    connect_failure,
+    driver_timeouts,
+    profile_for,
+)
 from riskmon.collect.profile import group_by_position
-from riskmon.config import GradeColumn, ModelConfig
-from riskmon.errors import SourceError, SourceUnavailableError
+from riskmon.collect.statement import one_statement, query_text
+from riskmon.config import ModelConfig
+from riskmon.errors import RiskmonError, SourceError, SourceUnavailableError
 from riskmon.redact import database_url, mask_url, redact
 
 _READ_ONLY_QUERY = re.compile(r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*(select|with)\b", re.I | re.S)
-
-
-@dataclass(frozen=True)
-class SourceColumn:
-    """A column riskmon reads, with the configuration key that names it."""
-
-    key: str  # e.g. "columns.score" or "characteristics[2]"
-    name: str
-    kind: str  # "date", "numeric", "label", "categorical", "id"
-
-
-def required_columns(model: ModelConfig) -> list[SourceColumn]:
-    """Every source column a run of ``model`` reads."""
-    cols = model.columns
-    out = [
-        SourceColumn("columns.id", cols.id, "id"),
-        SourceColumn("columns.score_date", cols.score_date, "date"),
-        SourceColumn("columns.score", cols.score, "numeric"),
-        SourceColumn("columns.label", cols.label, "label"),
-    ]
-    if cols.weight:
-        out.append(SourceColumn("columns.weight", cols.weight, "numeric"))
-    out += [
-        SourceColumn(f"columns.segments[{i}]", name, "categorical")
-        for i, name in enumerate(cols.segments)
-    ]
-    out += [
-        SourceColumn(f"characteristics[{i}]", c.source_column, c.kind)
-        for i, c in enumerate(model.characteristics)
-    ]
-    calibration = model.calibration
-    if calibration.pd is not None:
-        out.append(SourceColumn("calibration.pd", calibration.pd, "numeric"))
-    if isinstance(calibration.grades, GradeColumn):
-        out.append(SourceColumn("calibration.grades.column", calibration.grades.column, "grade"))
-    out += [
-        SourceColumn(f"challengers[{i}].column", c.column, "numeric")
-        for i, c in enumerate(model.challengers)
-    ]
-    if model.rating.migration and cols.obligor:
-        out.append(SourceColumn("columns.obligor", cols.obligor, "id"))
-    return out
 
 
 def _by_position(
@@ -119,6 +95,7 @@ class Source:
         self.masked_url = mask_url(self.config.url)
         self._own_engine = engine is None
         self.engine = engine if engine is not None else self._create_engine()
+        watch_engine(self.engine)
         self.profile: EngineProfile = profile_for(self.engine.dialect.name)
         self._columns: dict[str, Any] | None = None
         self._time_travel: str | None = None  # the pin's clause, once resolved
@@ -141,10 +118,13 @@ class Source:
         # the engine's name as the URL spells it: the dialect itself is known once it loads
         profile = GENERIC if url is None else profile_for(url.get_backend_name(), warn=False)
         target: str | URL = self.config.url
+        connect_args = profile.connect_args()
         try:
             if url is not None:
                 target = url if profile.reading_url is None else profile.reading_url(url)
-            engine = create_engine(target, pool_pre_ping=True, connect_args=profile.connect_args())
+                connect_args |= driver_timeouts(url, self.config.read_deadline)
+            # no pool_pre_ping: the deadline's checkout pings a pooled connection, watched
+            engine = create_engine(target, connect_args=connect_args)
         except FileNotFoundError as exc:
             raise self.error(f"cannot use source URL {self.masked_url}: {exc}") from None
         except (SQLAlchemyError, ImportError) as exc:
@@ -170,32 +150,69 @@ class Source:
 
     @contextmanager
     def reading(self) -> Iterator[Connection]:
-        """A read-only transaction whose statements run under the time limit."""
-        seconds = self.config.statement_timeout_seconds
+        """A read-only transaction whose statements run under the time limit, and under
+        riskmon's own deadline (``read_deadline_seconds``) from its start and each statement's."""
+        with watching(self.config.read_deadline) as watch:
+            connection = self._connect(watch)
+            try:
+                try:
+                    seconds = self.config.statement_timeout_seconds
+                    self.profile.begin(connection, seconds, self.config.time_zone)
+                    yield connection
+                finally:
+                    release(connection, watch)
+            except Exception as exc:
+                failure = self._failure(exc, watch)
+                if failure is None:
+                    raise
+                raise failure from None
+
+    def _connect(self, watch: ReadWatch) -> Connection:
         try:
             connection = self.engine.connect()
+        except ReadOverdue:
+            raise self._overdue(watch) from None
         except SQLAlchemyError as exc:
+            if watch.expired:
+                raise self._overdue(watch) from None
+            why = connect_failure(exc) or _first_line(exc)
             raise self.error(
-                f"cannot connect to source {self.masked_url}: {_first_line(exc)}",
-                unavailable=True,
+                f"cannot connect to source {self.masked_url}: {why}", unavailable=True
             ) from None
-        try:
-            self.profile.begin(connection, seconds, self.config.time_zone)
-            yield connection
-        except DBAPIError as exc:
-            if self.profile.is_timeout(exc):
-                raise self.error(
-                    f"a query on source {self.masked_url} ran longer than "
-                    f"statement_timeout_seconds={seconds:g} and was cancelled"
-                ) from None
-            hint = self.profile.error_hint(exc)
-            message = redact(self.profile.message(exc))
-            raise self.error(f"query on source {self.masked_url} failed: {message}{hint}") from None
-        finally:
-            try:
-                connection.rollback()
-            finally:
-                connection.close()
+        watch.attach(connection.connection.dbapi_connection)
+        return connection
+
+    def _failure(self, exc: Exception, watch: ReadWatch) -> SourceError | None:
+        """The SourceError a reading that raised ``exc`` fails with (None: ``exc`` itself)."""
+        if isinstance(exc, RiskmonError):
+            return None
+        if watch.expired:  # the driver's error is the watchdog's doing
+            return self._overdue(watch)
+        if not isinstance(exc, DBAPIError):
+            return None
+        if self.profile.is_timeout(exc):
+            return self.error(
+                f"a query on source {self.masked_url} ran longer than "
+                f"statement_timeout_seconds={self.config.statement_timeout_seconds:g} and was "
+                "cancelled"
+            )
+        hint = self.profile.error_hint(exc)
+        message = redact(self.profile.message(exc))
+        return self.error(f"query on source {self.masked_url} failed: {message}{hint}")
+
+    def _overdue(self, watch: ReadWatch) -> SourceError:
+        return self.error(
+            f"the source {self.masked_url} did not answer within {watch.seconds:g} s "
+            f"(source.read_deadline_seconds): {watch.describe()}",
+            unavailable=True,
+        )
+
+    @staticmethod
+    def stalled(thread: int, grace: float | None = None) -> bool:
+        """Whether a source reading of ``thread`` (a :func:`threading.get_ident`) is still
+        running ``grace`` seconds (default :data:`~.deadline.OVERDUE_GRACE_SECONDS`) past its
+        deadline: its run's heartbeat stops then."""
+        return overdue(thread, OVERDUE_GRACE_SECONDS if grace is None else grace)
 
     # ------------------------------------------------------------------ snapshots
     @property
@@ -261,7 +278,7 @@ class Source:
         if self.config.query is not None:
             columns = [c.name for c in [*required_columns(self.model), *extra]]
             return (
-                text(_query_text(self._statement()))
+                text(query_text(self._statement()))
                 .columns(*(sql_column(name) for name in dict.fromkeys(columns)))
                 .subquery("loans")
             )
@@ -301,6 +318,8 @@ class Source:
             with self.reading() as connection:
                 probe = select(text("*")).select_from(bare).limit(0)
                 names = list(connection.execute(probe).keys())
+        except SourceUnavailableError:
+            raise  # not connected (a locked file, a source past its deadline): not about the table
         except SourceError:
             raise self.error(f"table {name!r} not found in source {self.masked_url}") from None
         return sql_table(
@@ -328,56 +347,10 @@ class Source:
         with self.reading() as connection:
             result = connection.execute(
                 select(text("*"))
-                .select_from(text(f"({_query_text(self._statement())}\n) AS probe"))
+                .select_from(text(f"({query_text(self._statement())}\n) AS probe"))
                 .limit(0)
             )
             return dict.fromkeys(result.keys())
-
-
-def one_statement(query: str) -> str | None:
-    """The first statement of ``query``, without the ``;`` that ends it and the comments that
-    may follow; None when another statement follows.
-
-    ``;`` inside quotes and comments does not count; a quote inside a string is doubled (SQL's
-    rule; a backslash escapes nothing here, so a query it could hide a statement in is refused).
-
-    >>> one_statement("SELECT 1; -- the end")
-    'SELECT 1'
-    >>> one_statement("SELECT ';' AS x") == "SELECT ';' AS x"
-    True
-    >>> one_statement("SELECT 1; DELETE FROM loans") is None
-    True
-    """
-    end: int | None = None  # where the first statement's ";" is
-    i, n = 0, len(query)
-    while i < n:
-        if query.startswith("--", i):
-            newline = query.find("\n", i)
-            i = n if newline < 0 else newline + 1
-        elif query.startswith("/*", i):
-            close = query.find("*/", i + 2)
-            i = n if close < 0 else close + 2
-        elif query[i] in "'\"`":
-            quote, i = query[i], i + 1
-            while i < n and not (query[i] == quote and query[i + 1 : i + 2] != quote):
-                i += 2 if query[i] == quote else 1
-            i += 1
-        elif query[i] == ";":
-            end = i if end is None else end
-            i += 1
-        elif end is not None and not query[i].isspace():
-            return None
-        else:
-            i += 1
-    return query if end is None else query[:end]
-
-
-def _query_text(query: str) -> str:
-    """A configured query as SQL text for SQLAlchemy: a trailing ``;`` dropped, a final line
-    comment closed by a newline, and single colons escaped so that ``'12:30'`` or ``x::int``
-    is never read as a bind parameter."""
-    body = query.strip().rstrip(";").rstrip()
-    return re.sub(r"(?<!:):(?!:)", r"\\:", body) + "\n"
 
 
 def _url(value: str) -> URL | None:
@@ -393,3 +366,6 @@ def _is_numeric(kind: Any) -> bool:
     # columns declared without a type), which the reading itself then checks
     numeric = (sqltypes.Numeric, sqltypes.Float, sqltypes.Integer, sqltypes.Boolean)
     return isinstance(kind, (*numeric, sqltypes.NullType))
+
+
+__all__ = ["Source", "SourceColumn", "one_statement", "required_columns"]

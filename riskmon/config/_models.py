@@ -116,6 +116,11 @@ class SourceConfig(_Strict):
     schema_: str | None = Field(default=None, alias="schema")
     query: str | None = None
     statement_timeout_seconds: float = Field(default=600.0, gt=0)
+    #: riskmon's own wall-clock limit on connecting and on each statement, beside the server's
+    #: statement timeout: past it the statement is cancelled where the driver can, its
+    #: connection abandoned and the run fails (a server that stopped answering never ends a
+    #: statement itself); unset, statement_timeout_seconds + 60 (:attr:`read_deadline`)
+    read_deadline_seconds: float | None = Field(default=None, gt=0)
     #: the session time zone riskmon reads in (PostgreSQL, MySQL/MariaDB): a score date stored
     #: with a time zone falls into the window of its date in this zone, whatever the server's
     #: or the login's default
@@ -141,6 +146,15 @@ class SourceConfig(_Strict):
         except ValueError as exc:
             raise ValueError(str(exc)) from None
         return value
+
+    @property
+    def read_deadline(self) -> float:
+        """Seconds riskmon waits for the source: ``read_deadline_seconds``, by default a
+        minute past ``statement_timeout_seconds``, so that the server's own limit, which ends
+        a statement cleanly, comes first."""
+        if self.read_deadline_seconds is not None:
+            return self.read_deadline_seconds
+        return self.statement_timeout_seconds + 60.0
 
     @property
     def unset_variables(self) -> tuple[str, ...]:
