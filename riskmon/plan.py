@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Date, and_, literal
 
 from riskmon.config import ModelConfig, Period
+from riskmon.records import RunPlanRecord
 
 ONE_DAY = dt.timedelta(days=1)
 
@@ -127,4 +128,48 @@ def plan_run(model: ModelConfig, as_of: dt.date) -> RunPlan:
         current=window_ending(as_of, model.stability_window),
         performance=window_ending(performance_end, model.stability_window),
         baseline=DateWindow(model.baseline.start, model.baseline.end),
+    )
+
+
+def beyond_calendar(model: ModelConfig, as_of: dt.date) -> str | None:
+    """Why a run as of ``as_of`` cannot be planned at all, if its windows fall off the
+    calendar (``--as-of 9999-12-31``: the command line refuses such dates before this)."""
+    try:
+        plan = plan_run(model, as_of)
+        for window in (plan.current, plan.performance):
+            window.end_exclusive  # noqa: B018 - computing it is the check
+        return None
+    except OverflowError:
+        pass
+    except ValueError as exc:
+        if "out of range" not in str(exc):
+            return None  # another reason: the run fails, and says it, once claimed
+    return (
+        f"as-of date {as_of} cannot be planned: the run's windows (stability "
+        f"{model.stability_window}, performance {model.performance_window}) fall outside the "
+        f"calendar (years 1 to 9999); nothing was stored"
+    )
+
+
+def planned_record(model: ModelConfig, as_of: dt.date) -> RunPlanRecord | None:
+    """What a run as of ``as_of`` sets out to measure, as stored with its claim; None when the
+    dates cannot be planned (the run then fails, saying why)."""
+    try:
+        return plan_record(model, plan_run(model, as_of))
+    except (ValueError, OverflowError):
+        return None
+
+
+def plan_record(model: ModelConfig, plan: RunPlan) -> RunPlanRecord:
+    """The stored form of ``plan``: its windows and the columns it reads."""
+    columns = model.columns
+    return RunPlanRecord(
+        current=(plan.current.start, plan.current.end),
+        performance=(plan.performance.start, plan.performance.end),
+        stability_window=str(model.stability_window),
+        performance_window=str(model.performance_window),
+        score=columns.score,
+        score_direction=model.score_direction,
+        label=columns.label,
+        weight=columns.weight,
     )

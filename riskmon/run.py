@@ -26,7 +26,7 @@ from riskmon.evaluate import AlertKey, check_rule_levels, evaluate, key_of, red_
 from riskmon.figures import CATALOG, FrozenBaseline
 from riskmon.notify import due_channels, notify_run
 from riskmon.outcome import RunOutcome
-from riskmon.plan import DateWindow, RunPlan, plan_run
+from riskmon.plan import DateWindow, RunPlan, beyond_calendar, plan_record, plan_run, planned_record
 from riskmon.records import (
     CURRENT,
     FAILED,
@@ -137,36 +137,23 @@ def run_model(
     stored run, for :func:`riskmon.notify.notify_run` (or the next process) to send.
     """
     owner = default_owner()
-    beyond = _beyond_calendar(model, as_of)
+    beyond = beyond_calendar(model, as_of)
     if beyond is not None:  # nothing to claim: no run of that date can exist
         log.error("%s as of %s: %s", model.name, as_of, beyond)
         return RunOutcome(model.name, as_of, "failed", error=beyond)
-    record = _planned(model, as_of)  # None when the dates cannot be planned: the run fails below
-    try:
-        run_id = store.claim_run(
-            model.name,
-            as_of,
-            score_direction=model.score_direction,
-            config_hash=model_fingerprint(model),
-            owner=owner,
-            plan=record.to_json() if record is not None else None,
-            force=force,
-        )
-    except RunAlreadySucceeded as exc:  # computed once already: its stored status stands
-        log.info("%s as of %s: %s", model.name, as_of, exc)
-        stored = Status.worst(a.status for a in store.alerts(exc.run_id))
-        return RunOutcome(
-            model.name, as_of, "done", run_id=exc.run_id, error=str(exc), alert_status=stored
-        )
-    except RunInProgressError as exc:
-        log.warning("%s as of %s: %s", model.name, as_of, exc)
-        return RunOutcome(model.name, as_of, "skipped", error=str(exc))
+    record = planned_record(
+        model, as_of
+    )  # None when the dates cannot be planned: the run fails below
+    claimed = _claim(model, as_of, store, owner, record, force=force)
+    if isinstance(claimed, RunOutcome):
+        return claimed
+    run_id = claimed
     try:
         log.info("%s as of %s: run %s started", model.name, as_of, run_id)
         plan = plan_run(model, as_of)
         # a level thresholds.rules would not set fails the run before it reads a loan
         check_rule_levels(model, CATALOG.for_kind(model.kind).rules)
-        record = _plan_record(model, plan)
+        record = plan_record(model, plan)
         # the heartbeat lasts until the results are committed, so the claim never looks stale
         with _heartbeat(store, run_id, owner, heartbeat_seconds):
             with Source(model) as source:
@@ -194,18 +181,7 @@ def run_model(
         log.warning("%s as of %s: %s", model.name, as_of, exc)
         return RunOutcome(model.name, as_of, "skipped", run_id=run_id, error=str(exc))
     except Exception as exc:  # every failure is recorded on the run, then reported
-        # a defect's traceback goes to the log (secrets masked there too), not to the report
-        error, defect = redact(describe_failure(exc)), not isinstance(exc, RiskmonError)
-        log.error(
-            "%s as of %s: run %s failed: %s", model.name, as_of, run_id, error, exc_info=defect
-        )
-        due = _due_on_failure(model, store, as_of) if notify else None
-        try:
-            _record_failure(store, run_id, error, owner, record, due)
-        except BaseException:  # a stop signal while recording it: recorded as interrupted
-            _record_failure(store, run_id, "interrupted before it finished", owner, record, None)
-            raise
-        return RunOutcome(model.name, as_of, "failed", run_id=run_id, error=error)
+        return _failed(model, as_of, store, run_id, owner, record, exc, notify=notify)
     except BaseException:  # interrupted (Ctrl-C, SystemExit): the run is marked, then re-raised
         _record_failure(store, run_id, "interrupted before it finished", owner, record, None)
         raise
@@ -259,45 +235,66 @@ def _judge(
     )
 
 
-def _beyond_calendar(model: ModelConfig, as_of: dt.date) -> str | None:
-    """Why a run as of ``as_of`` cannot be planned at all, if its windows fall off the
-    calendar (``--as-of 9999-12-31``: the command line refuses such dates before this)."""
+def _claim(
+    model: ModelConfig,
+    as_of: dt.date,
+    store: MetricStore,
+    owner: str,
+    record: RunPlanRecord | None,
+    *,
+    force: bool,
+) -> int | RunOutcome:
+    """The run's id once (model, as_of) is claimed; else the outcome saying why it is not
+    computed here: succeeded already (``done``), or held by another process (``skipped``)."""
     try:
-        plan = plan_run(model, as_of)
-        for window in (plan.current, plan.performance):
-            window.end_exclusive  # noqa: B018 - computing it is the check
-        return None
-    except OverflowError:
-        pass
-    except ValueError as exc:
-        if "out of range" not in str(exc):
-            return None  # another reason: the run fails, and says it, once claimed
-    return (
-        f"as-of date {as_of} cannot be planned: the run's windows (stability "
-        f"{model.stability_window}, performance {model.performance_window}) fall outside the "
-        f"calendar (years 1 to 9999); nothing was stored"
-    )
+        return store.claim_run(
+            model.name,
+            as_of,
+            score_direction=model.score_direction,
+            config_hash=model_fingerprint(model),
+            owner=owner,
+            plan=record.to_json() if record is not None else None,
+            force=force,
+        )
+    except RunAlreadySucceeded as exc:  # computed once already: its stored status stands
+        log.info("%s as of %s: %s", model.name, as_of, exc)
+        try:
+            stored = Status.worst(a.status for a in store.alerts(exc.run_id))
+        except RiskmonError:
+            stored = Status.NOT_EVALUABLE
+        return RunOutcome(
+            model.name, as_of, "done", run_id=exc.run_id, error=str(exc), alert_status=stored
+        )
+    except RunInProgressError as exc:
+        log.warning("%s as of %s: %s", model.name, as_of, exc)
+        return RunOutcome(model.name, as_of, "skipped", error=str(exc))
 
 
-def _planned(model: ModelConfig, as_of: dt.date) -> RunPlanRecord | None:
+def _failed(
+    model: ModelConfig,
+    as_of: dt.date,
+    store: MetricStore,
+    run_id: int,
+    owner: str,
+    record: RunPlanRecord | None,
+    exc: Exception,
+    *,
+    notify: bool,
+) -> RunOutcome:
+    """Record the run as failed with ``exc`` in words (and the failure's deliveries due); a
+    stop signal meanwhile records it as interrupted instead, and goes on."""
     try:
-        return _plan_record(model, plan_run(model, as_of))
-    except (ValueError, OverflowError):
-        return None
-
-
-def _plan_record(model: ModelConfig, plan: RunPlan) -> RunPlanRecord:
-    columns = model.columns
-    return RunPlanRecord(
-        current=(plan.current.start, plan.current.end),
-        performance=(plan.performance.start, plan.performance.end),
-        stability_window=str(model.stability_window),
-        performance_window=str(model.performance_window),
-        score=columns.score,
-        score_direction=model.score_direction,
-        label=columns.label,
-        weight=columns.weight,
-    )
+        # a defect's traceback goes to the log (secrets masked there too), not to the report
+        error, defect = redact(describe_failure(exc)), not isinstance(exc, RiskmonError)
+        log.error(
+            "%s as of %s: run %s failed: %s", model.name, as_of, run_id, error, exc_info=defect
+        )
+        due = _due_on_failure(model, store, as_of) if notify else None
+        _record_failure(store, run_id, error, owner, record, due)
+    except BaseException:
+        _record_failure(store, run_id, "interrupted before it finished", owner, record, None)
+        raise
+    return RunOutcome(model.name, as_of, "failed", run_id=run_id, error=error)
 
 
 def _due_on_failure(model: ModelConfig, store: MetricStore, as_of: dt.date) -> list[str] | None:

@@ -38,9 +38,10 @@ _STRATEGY_OPTION = click.option(
 _FORCE_OPTION = click.option(
     "--force",
     is_flag=True,
-    help="Compute a date again that has succeeded already (its figures are replaced; its "
-    "channels hear of it again only if its status changed). Without it, such a date is "
-    "skipped, said so, and not a failure.",
+    help="Compute a date again that has succeeded already (its figures are replaced). A "
+    "channel that heard of it before hears again only if its status changed; one due that "
+    "never heard of it (a date a backfill did not notify) hears now. Without it, such a date "
+    "is skipped, said so, and not a failure.",
 )
 
 

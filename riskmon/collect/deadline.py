@@ -3,13 +3,14 @@
 A server's statement timeout ends a statement the server is running; it cannot end one whose
 server has stopped answering (a frozen backend or proxy, a network that drops packets without a
 word): the driver then waits on its socket for ever, and the run with it. So each reading of a
-source is watched (:class:`ReadWatch`): connecting, and then each statement from its start
-until the next one starts, has ``source.read_deadline_seconds``. When it passes, a watchdog
-thread cancels the statement where the driver can (PostgreSQL's cancel request, DuckDB's and
-SQLite's interrupt), gives it :data:`CANCEL_SECONDS` to end, then shuts down the connection's
-socket, which wakes the thread blocked on it: the reading fails with the deadline error and its
-connection is invalidated, never reused nor waited on. A connection that is being opened is
-opened in a helper thread (for a server over the network), abandoned at the deadline.
+source is watched (:class:`ReadWatch`): connecting, each statement from its start until the
+next one starts, and each chunk of a streamed result (:func:`progressed`) has
+``source.read_deadline_seconds``. When it passes, a watchdog thread cancels the statement where
+the driver can (PostgreSQL's cancel request, DuckDB's and SQLite's interrupt), gives it
+:data:`CANCEL_SECONDS`, then shuts down the connection's socket, waking the thread blocked on
+it: the reading fails with the deadline error, its connection invalidated, never reused nor
+waited on. A connection is opened in a helper thread (over the network), abandoned at the
+deadline.
 
 A reading whose thread does not come back even so (a driver whose socket riskmon cannot reach)
 stays *overdue* (:func:`overdue`): the run's heartbeat stops refreshing its claim, so that
@@ -18,7 +19,6 @@ another process may take the run over once the claim has gone stale.
 
 from __future__ import annotations
 
-import os
 import socket
 import threading
 import time
@@ -30,8 +30,15 @@ from typing import Any
 from sqlalchemy import Connection, Dialect, Engine, event
 from sqlalchemy.exc import DisconnectionError
 
-#: seconds a cancelled statement is given to end before its connection is abandoned
-CANCEL_SECONDS = 2.0
+from riskmon.collect.sockets import (
+    CANCEL_SECONDS,
+    canceller,
+    connection_socket,
+    duplicate_socket,
+    socket_timeout,
+    thrift_socket,
+)
+
 #: seconds past its deadline after which a reading still running stops its run's heartbeat
 OVERDUE_GRACE_SECONDS = 30.0
 #: engines that run inside riskmon's process: opened in the reading's own thread
@@ -86,10 +93,15 @@ class ReadWatch:
         """The DBAPI connection this reading uses: the one the watchdog cancels and abandons."""
         if dbapi_connection is self._connection:
             return
-        _socket_timeout(dbapi_connection, self.seconds)
-        sock = _duplicate(connection_socket(dbapi_connection))
+        socket_timeout(dbapi_connection, self.seconds)
+        sock = duplicate_socket(connection_socket(dbapi_connection))
         with self._lock:
             old, self._socket, self._connection = self._socket, sock, dbapi_connection
+            if sock is not None and self.fired and not self._ended.is_set():
+                # attached after the deadline passed: nobody else will wake it
+                self.abandoned = True
+                with suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
         if old is not None:
             old.close()
 
@@ -138,7 +150,10 @@ class ReadWatch:
         with self._lock:
             self.fired = True
             connection = self._connection
-        cancel = _canceller(connection)
+        try:
+            cancel = canceller(connection)
+        except Exception:  # a driver riskmon cannot cancel on: the socket is still shut down
+            cancel = None
         if cancel is not None:
             self._canceller = threading.Thread(
                 target=self._cancel, args=(cancel,), name="riskmon-cancel", daemon=True
@@ -193,6 +208,14 @@ def current() -> ReadWatch | None:
     with _active_lock:
         watches = _active.get(threading.get_ident())
         return watches[-1] if watches else None
+
+
+def progressed() -> None:
+    """The calling thread's reading made progress — a chunk of a streamed result arrived — so
+    its deadline starts again: the deadline bounds a wait for the source, not a long read."""
+    watch = current()
+    if watch is not None:
+        watch.statement_started()
 
 
 def overdue(thread: int, grace: float = OVERDUE_GRACE_SECONDS) -> bool:
@@ -301,73 +324,6 @@ def connect_within(connect: Callable[[], Any], seconds: float) -> Any:
     if "error" in made:
         raise made["error"]
     return made["connection"]
-
-
-# ---------------------------------------------------------------------- what each driver allows
-def _canceller(connection: Any) -> Callable[[], None] | None:
-    """How to cancel the statement running on a DBAPI connection, from another thread."""
-    if connection is None:
-        return None
-    module = type(connection).__module__.split(".")[0]
-    if module == "psycopg":
-        cancel_safe = connection.cancel_safe
-        return lambda: cancel_safe(timeout=CANCEL_SECONDS)
-    if module == "psycopg2":
-        return connection.cancel  # type: ignore[no-any-return]
-    if module in ("sqlite3", "duckdb", "duckdb_engine"):
-        return connection.interrupt  # type: ignore[no-any-return]
-    return None
-
-
-def connection_socket(connection: Any) -> int | None:
-    """The descriptor of a DBAPI connection's socket, where riskmon knows how to find it:
-    psycopg's and psycopg2's ``fileno()``, PyMySQL's socket, PyHive's Thrift socket."""
-    module = type(connection).__module__.split(".")[0]
-    sock: Any = None
-    if module in ("psycopg", "psycopg2"):
-        with suppress(Exception):
-            return int(connection.fileno())
-    elif module == "pymysql":
-        sock = getattr(connection, "_sock", None)
-    elif module == "pyhive":
-        sock = getattr(thrift_socket(connection), "handle", None)
-    if isinstance(sock, socket.socket) and sock.fileno() >= 0:
-        return sock.fileno()
-    return None
-
-
-def thrift_socket(connection: Any) -> Any:
-    """The ``TSocket`` under a PyHive connection's Thrift transport (SASL or buffered)."""
-    transport = getattr(connection, "_transport", None)
-    for _ in range(3):  # TSaslClientTransport or TBufferedTransport, then TSocket
-        if isinstance(getattr(transport, "handle", None), socket.socket):
-            return transport
-        inner = getattr(transport, "_trans", None)  # thrift_sasl's
-        if inner is None:
-            inner = getattr(transport, "_TBufferedTransport__trans", None)
-        transport = inner
-    return None
-
-
-def _socket_timeout(connection: Any, seconds: float) -> None:
-    """A socket timeout for a driver that has no setting for one (PyHive): a read waiting
-    longer than the deadline (and the watchdog's own wait) fails."""
-    if type(connection).__module__.split(".")[0] == "pyhive":
-        tsocket = thrift_socket(connection)
-        if tsocket is not None:
-            tsocket.setTimeout((seconds + CANCEL_SECONDS + 1) * 1000)
-
-
-def _duplicate(descriptor: int | None) -> socket.socket | None:
-    """A socket on a duplicate of ``descriptor``: shutting it down ends the connection's reads,
-    and it never reaches a socket the descriptor number is later reused for. (Only ever shut
-    down and closed: a timeout set on it would make the driver's socket non-blocking too.)"""
-    if descriptor is None:
-        return None
-    try:
-        return socket.socket(fileno=os.dup(descriptor))
-    except OSError:
-        return None
 
 
 __all__ = [

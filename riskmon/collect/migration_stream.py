@@ -13,6 +13,7 @@ import pandas as pd
 from sqlalchemy import Connection, FromClause, select
 
 from riskmon.collect.binsql import category_text
+from riskmon.collect.deadline import progressed
 from riskmon.collect.migration import END, START, MigrationRequest, Tally, count_unlinked
 from riskmon.collect.selection import QueryColumns
 from riskmon.collect.tables import ColumnDataError
@@ -52,6 +53,7 @@ def stream(
     result = connection.execution_options(stream_results=True, yield_per=chunk_rows).execute(query)
     held: pd.DataFrame | None = None
     for chunk in result.partitions(chunk_rows):
+        progressed()  # each chunk has the whole read deadline
         frame = pd.DataFrame.from_records(list(chunk), columns=names)
         if held is not None:
             frame = pd.concat([held, frame], ignore_index=True)

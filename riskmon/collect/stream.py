@@ -18,6 +18,7 @@ import pandas as pd
 from sqlalchemy import ColumnElement, Connection, FromClause, select
 
 from riskmon.collect.binsql import category_text
+from riskmon.collect.deadline import progressed
 from riskmon.collect.moments import moment_terms, numeric_target
 from riskmon.collect.selection import QueryColumns, disjoint_groups
 from riskmon.collect.tables import Aggregate, CollectRequest, ColumnDataError, Variable
@@ -85,6 +86,7 @@ def run(
         )
         n_head, n_extras = len(head), len(extras)
         for chunk in result.partitions(chunk_rows):
+            progressed()  # each chunk has the whole read deadline
             columns = [np.asarray(c, dtype=object) for c in zip(*chunk, strict=True)]
             invalid_weights += _add_chunk(
                 aggregate,

@@ -107,6 +107,11 @@ def _owed_by(model: ModelConfig, store: MetricStore, notice: Notice) -> list[Not
         return _due(model, store, notice)
     try:
         queued = store.deliveries(notice.run_id)
+        stored = store.run_by_id(notice.run_id) if not queued else None
+        if stored is not None and stored.status != notice.status:
+            # a failed re-run that kept the earlier results: the run did not change
+            log.info("%s: the stored run is %s; nobody notified", notice.headline, stored.status)
+            return []
         if not queued:
             due = _due(model, store, notice)
             store.queue(notice.run_id, [channel_key(c) for c in due])

@@ -22,7 +22,7 @@ from riskmon.notify._policy import channel_key
 from riskmon.notify._send import STORE_ERRORS, Phase, deliver, report_url
 from riskmon.records import Status
 from riskmon.report import report_path as run_report_path
-from riskmon.store import DeliveryRecord, MetricStore, RunRecord
+from riskmon.store import DeliveryRecord, MetricStore, RunRecord, default_owner, owner_is_dead
 
 log = logging.getLogger("riskmon.notify")
 
@@ -42,11 +42,13 @@ def send_one(
     took it first (or it was sent meanwhile). A store that cannot be read does not keep the
     message from going: better twice than never."""
     key = channel_key(channel)
+    taken = False
     if notice.run_id is not None:
         try:
             if not store.take_delivery(notice.run_id, key, stale_after=phase.sending_stale_after):
                 log.info("%s to %s: sent or being sent by another process", notice.headline, key)
                 return None
+            taken = True
         except STORE_ERRORS as exc:
             log.error(
                 "cannot take the notification of %s to %s from the outbox, sending it all the "
@@ -55,7 +57,7 @@ def send_one(
                 key,
                 bounded_error(str(exc)),
             )
-    return deliver(config, store, phase, channel, notice, report)
+    return deliver(config, store, phase, channel, notice, report, taken=taken)
 
 
 def _stored_report(config: RiskmonConfig, run: RunRecord) -> Path | None:
@@ -79,8 +81,22 @@ def _stored_notice(config: RiskmonConfig, store: MetricStore, run: RunRecord) ->
     )
 
 
+def _left(delivery: DeliveryRecord, run: RunRecord | None, phase: Phase) -> bool:
+    """Whether a delivery is owed by whoever comes: not one just queued by a process that is
+    alive and about to send it itself (its message would go out marked late, perhaps before
+    its report is written)."""
+    if delivery.state != "pending" or run is None or run.owner is None:
+        return True
+    queued = dt.datetime.now(dt.timezone.utc) - delivery.last_attempt_at
+    return (
+        queued > phase.sending_stale_after
+        or run.owner == default_owner()
+        or owner_is_dead(run.owner)
+    )
+
+
 def _owed(
-    store: MetricStore, model: ModelConfig, skip_run: int | None
+    store: MetricStore, model: ModelConfig, phase: Phase, skip_run: int | None
 ) -> tuple[list[DeliveryRecord], dict[int, RunRecord]] | None:
     try:
         owed = [
@@ -89,6 +105,7 @@ def _owed(
             if d.run_id != skip_run and d.attempts < MAX_DELIVERY_ATTEMPTS
         ]
         runs = {r.id: r for r in store.runs(model.name)} if owed else {}
+        owed = [d for d in owed if _left(d, runs.get(d.run_id), phase)]
     except STORE_ERRORS as exc:
         log.error(
             "%s: cannot read failed notifications to retry: %s", model.name, bounded_error(str(exc))
@@ -106,9 +123,10 @@ def send_owed(
     skip_run: int | None = None,
 ) -> list[DeliveryAttempt]:
     """Send the deliveries of ``model``'s runs (not ``skip_run``'s) that are owed: queued and
-    not sent, failed (fewer than :data:`MAX_DELIVERY_ATTEMPTS` times), or left ``sending`` by a
-    process killed mid-send. Each goes out marked late."""
-    found = _owed(store, model, skip_run)
+    not sent (by a process that died, or long enough ago that its process is not sending it),
+    failed (fewer than :data:`MAX_DELIVERY_ATTEMPTS` times), or left ``sending`` by a process
+    killed mid-send. Each goes out marked late."""
+    found = _owed(store, model, phase, skip_run)
     if found is None:
         return []
     owed, runs = found
@@ -158,12 +176,8 @@ def send_owed(
 def send_pending(config: RiskmonConfig, store: MetricStore) -> list[DeliveryAttempt]:
     """Send every configured model's owed deliveries (``riskmon notify --pending``, and
     ``riskmon schedule`` when it starts): what processes killed or stopped before they sent
-    their runs' notifications left in the outbox."""
-    try:
-        owing = set(store.owing_models())
-    except STORE_ERRORS as exc:
-        log.error("cannot read the notifications owed: %s", bounded_error(str(exc)))
-        return []
+    their runs' notifications left in the outbox. A store that cannot be read raises."""
+    owing = set(store.owing_models())
     attempts: list[DeliveryAttempt] = []
     for model in config.models:
         if model.name in owing:

@@ -107,9 +107,11 @@ def deliver(
     channel: NotifyChannel,
     notice: Notice,
     report: Path | None,
+    *,
+    taken: bool = False,
 ) -> DeliveryAttempt:
-    """Send ``notice`` to ``channel`` within ``phase``'s deadlines, record the attempt, and
-    log it; never raises."""
+    """Send ``notice`` to ``channel`` within ``phase``'s deadlines, record the attempt (as one
+    of a delivery this process ``taken`` from the outbox), and log it; never raises."""
     key = channel_key(channel)
     error: str | None = None
     try:
@@ -130,7 +132,7 @@ def deliver(
         log.warning("could not notify %s: %s", what, error)
     if notice.run_id is not None:
         try:
-            store.record_delivery(notice.run_id, key, error=error)
+            store.record_delivery(notice.run_id, key, error=error, taken=taken)
         except STORE_ERRORS as exc:
             log.error("could not record the notification of %s: %s", what, bounded_error(str(exc)))
     return DeliveryAttempt(notice.model, notice.as_of, notice.run_id, key, notice.late, error)

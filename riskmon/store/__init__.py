@@ -12,7 +12,12 @@ from riskmon.store.records import (
     StoredAlert,
     StoredBaseline,
 )
-from riskmon.store.runs import RunAlreadySucceeded, RunInProgressError, default_owner
+from riskmon.store.runs import (
+    RunAlreadySucceeded,
+    RunInProgressError,
+    default_owner,
+    owner_is_dead,
+)
 
 __all__ = [
     "BaselineBinRecord",
@@ -29,5 +34,6 @@ __all__ = [
     "check_schema",
     "default_owner",
     "downgrade",
+    "owner_is_dead",
     "upgrade",
 ]

@@ -36,13 +36,16 @@ def queue_deliveries(
     """Queue a ``pending`` delivery of run ``run_id`` to each channel, within ``session``.
 
     A channel that has a delivery of the run already keeps it as it is, unless ``renew`` (the
-    run was computed again and its state changed): then it is owed the new state, pending.
+    run was computed again and its state changed): then it is owed the new state, pending, and
+    an unsent delivery to a channel the new state is not due to is dropped (it would tell that
+    channel of a state it did not ask for).
     """
     now = m.utcnow()
     existing = {
         d.channel: d for d in session.scalars(select(m.Delivery).where(m.Delivery.run_id == run_id))
     }
-    for channel in dict.fromkeys(channels):
+    due = list(dict.fromkeys(channels))
+    for channel in due:
         delivery = existing.get(channel)
         if delivery is None:
             session.add(
@@ -53,6 +56,10 @@ def queue_deliveries(
         elif renew:
             delivery.state, delivery.attempts, delivery.last_error = "pending", 0, None
             delivery.last_attempt_at, delivery.sent_at = now, None
+    if renew:
+        for channel, delivery in existing.items():
+            if channel not in due and delivery.state != "sent":
+                session.delete(delivery)
 
 
 class Deliveries(StoreSession):
@@ -94,8 +101,15 @@ class Deliveries(StoreSession):
             )
             return bool(taken.rowcount == 1)  # type: ignore[attr-defined]
 
-    def record_delivery(self, run_id: int, channel: str, *, error: str | None) -> None:
-        """Record one attempt to notify ``channel`` of a run: sent, or failed with ``error``."""
+    def record_delivery(
+        self, run_id: int, channel: str, *, error: str | None, taken: bool = False
+    ) -> None:
+        """Record one attempt to notify ``channel`` of a run: sent, or failed with ``error``.
+
+        ``taken``: the attempt was of a delivery this process took (:meth:`take_delivery`); it
+        is recorded only if the delivery is still taken — a run computed again meanwhile may
+        have owed it anew (pending), and that message is still to go.
+        """
         now = m.utcnow()
         state = "failed" if error else "sent"
         values: dict[str, Any] = {
@@ -110,6 +124,8 @@ class Deliveries(StoreSession):
             )
             if existing is None:
                 session.add(m.Delivery(run_id=run_id, channel=channel, attempts=1, **values))
+            elif taken and existing.state != "sending":
+                return
             else:
                 for key, value in values.items():
                     setattr(existing, key, value)

@@ -123,8 +123,9 @@ def check_models(engine: Engine) -> None:
 def check_schema(engine: Engine) -> None:
     """Raise StoreError unless the store is sound and migrated to the revision riskmon needs.
 
-    Called on opening a store, before a run writes to it, so it stays cheap: on SQLite the
-    file's ``PRAGMA quick_check`` (it reads every page once), then the revision, then that
+    Called on opening a store, before a run writes to it: on SQLite the file's ``PRAGMA
+    quick_check`` (it reads every page once: about 0.65 s for a 136 MB store, growing with the
+    file), then the revision, then that
     every table and column of the models is there (one catalog query on PostgreSQL).
     ``riskmon db check`` (:func:`check_store`) checks more. A SQLite store whose file does not
     exist is not created by the check.

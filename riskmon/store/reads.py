@@ -38,6 +38,7 @@ def _run_record(run: m.Run, model: str) -> RunRecord:
         config_hash=run.config_hash,
         baseline_id=run.baseline_id,
         plan=None if run.plan is None else dict(run.plan),
+        owner=run.owner,
     )
 
 

@@ -84,6 +84,8 @@ class RunRecord:
     baseline_id: int | None
     #: what the run measured, as it planned it (windows, columns); None for older runs
     plan: dict[str, Any] | None = None
+    #: the process that holds or held the run: ``host:pid``
+    owner: str | None = None
 
 
 @dataclass(frozen=True)

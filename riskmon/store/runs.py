@@ -60,7 +60,7 @@ def default_owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def _owner_is_dead(owner: str) -> bool:
+def owner_is_dead(owner: str) -> bool:
     """Whether a run's owner was a process on this host that no longer exists."""
     host, _, pid = owner.rpartition(":")
     if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
@@ -183,7 +183,7 @@ class Runs(StoreSession):
             )
             if force:
                 takeable = takeable | (m.Run.status == "succeeded")
-            if holder is not None and _owner_is_dead(holder):  # killed here: no need to wait
+            if holder is not None and owner_is_dead(holder):  # killed here: no need to wait
                 takeable = takeable | (running & (m.Run.owner == holder))
             taken = session.execute(
                 update(m.Run)

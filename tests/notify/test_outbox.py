@@ -9,7 +9,9 @@ model's next run — and counts what a real webhook server on 127.0.0.1 received
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -170,3 +172,32 @@ def test_a_date_that_succeeded_is_not_computed_or_notified_again(
     recomputed = store.run(MODEL, AS_OF)
     assert recomputed is not None
     assert recomputed.started_at > first.started_at
+
+
+def test_a_delivery_just_queued_by_a_live_process_is_left_to_it(
+    tmp_path: Path, hook_server: Callable[..., HookServer], store_url: str, store: MetricStore
+) -> None:
+    # another process stored a run and is writing its report: its message is its own to send,
+    # on time, not another process's to send "late" (perhaps before the report exists)
+    from riskmon.config import load_config
+    from riskmon.notify import send_pending
+    from riskmon.records import RunCounts
+
+    hook = hook_server()
+    config = load_config(_setup(tmp_path, hook, store_url))
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as alive:
+        try:
+            owner = f"{socket.gethostname()}:{alive.pid}"
+            run_id = store.claim_run(
+                MODEL, AS_OF, score_direction="higher_is_riskier", config_hash="h", owner=owner
+            )
+            counts = RunCounts(n_current=1, n_matured=1, n_unmatured=0)
+            key = f"webhook:{hashlib.sha256(hook.url().encode()).hexdigest()[:12]}"
+            store.complete_run(run_id, counts=counts, figures=[], owner=owner, notify=[key])
+            assert send_pending(config, store) == []
+            assert hook.requests == []
+        finally:
+            alive.kill()
+    (attempt,) = send_pending(config, store)  # its process is gone: owed to whoever comes
+    assert attempt.ok
+    assert len(hook.requests) == 1

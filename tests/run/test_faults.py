@@ -222,3 +222,20 @@ def test_a_date_whose_windows_leave_the_calendar_fails_clearly_and_stores_nothin
     assert "outside the calendar" in outcome.error
     assert "OverflowError" not in outcome.error
     assert store.runs() == []
+
+
+def test_a_stop_signal_while_a_failure_is_recorded_leaves_the_run_interrupted(
+    store: MetricStore, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import riskmon.run
+
+    def interrupted(*_args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(riskmon.run, "_due_on_failure", interrupted)
+    broken = loans_model(f"sqlite:///{tmp_path / 'missing' / 'loans.db'}")
+    with pytest.raises(KeyboardInterrupt):
+        run_model(broken, AS_OF, store=store)
+    (run,) = store.runs(MODEL)
+    assert run.status == "failed"  # not left "running" for 30 minutes
+    assert run.error == "interrupted before it finished"

@@ -104,7 +104,8 @@ def test_a_run_queues_its_deliveries_in_the_transaction_that_stores_it(store: Me
         "m", dt.date(2025, 1, 31), score_direction="higher_is_riskier", config_hash="h", force=True
     )
     store.complete_run(run_id, counts=counts, figures=[], alerts=[green], notify=["webhook:a"])
-    assert [d.state for d in store.deliveries(run_id)] == ["pending", "pending"]
+    # owed GREEN now; the RED e-mail never sent is not due to GREEN: dropped
+    assert [(d.channel, d.state) for d in store.deliveries(run_id)] == [("webhook:a", "pending")]
 
 
 def test_an_error_quoting_a_nul_is_recorded(store: MetricStore) -> None:
@@ -115,3 +116,32 @@ def test_an_error_quoting_a_nul_is_recorded(store: MetricStore) -> None:
     assert failed is not None
     assert failed.status == "failed"
     assert failed.error == "invalid segment value 'north\\x00east'"
+
+
+def test_a_delivery_owed_anew_while_it_was_being_sent_stays_owed(store: MetricStore) -> None:
+    # taken by one process; the run computed again with another status meanwhile: the late
+    # record of the old message must not mark the new one sent
+    run_id = _claim(store, None)
+    counts = RunCounts(n_current=1, n_matured=1, n_unmatured=0)
+    red = AlertRecord("ks_range", Status.RED, 0.1, {"red": 0.2}, "KS is low")
+    store.complete_run(run_id, counts=counts, figures=[], alerts=[red], notify=["webhook:a"])
+    assert store.take_delivery(run_id, "webhook:a", stale_after=dt.timedelta(minutes=1))
+    store.claim_run(
+        "m", dt.date(2025, 1, 31), score_direction="higher_is_riskier", config_hash="h", force=True
+    )
+    green = AlertRecord("ks_range", Status.GREEN, 0.4, {"red": 0.2}, "KS is fine")
+    store.complete_run(run_id, counts=counts, figures=[], alerts=[green], notify=["webhook:a"])
+    store.record_delivery(run_id, "webhook:a", error=None, taken=True)  # the RED one's
+    assert [d.state for d in store.deliveries(run_id)] == ["pending"]
+
+
+def test_a_run_computed_again_drops_unsent_deliveries_no_longer_due(store: MetricStore) -> None:
+    run_id = _claim(store, None)
+    store.fail_run(run_id, "the source was down", notify=["email:amber", "email:always"])
+    store.record_delivery(run_id, "email:amber", error="SMTP down")
+    store.claim_run("m", dt.date(2025, 1, 31), score_direction="higher_is_riskier", config_hash="h")
+    counts = RunCounts(n_current=1, n_matured=1, n_unmatured=0)
+    green = AlertRecord("ks_range", Status.GREEN, 0.4, {"red": 0.2}, "KS is fine")
+    # GREEN is due to the 'always' channel only: the failure the 'amber' one never got is moot
+    store.complete_run(run_id, counts=counts, figures=[], alerts=[green], notify=["email:always"])
+    assert [(d.channel, d.state) for d in store.deliveries(run_id)] == [("email:always", "pending")]
