@@ -22,7 +22,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic.util import CommandError
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from riskmon import __version__
@@ -98,18 +98,35 @@ def downgrade(engine: Engine, revision: str = "base") -> None:
         connection.commit()
 
 
+#: the PostgreSQL advisory lock a migrating connection holds (a constant of riskmon's own)
+MIGRATION_LOCK = 0x7269736B6D6F6E  # "riskmon" in ASCII
+
+
 @contextmanager
 def migration_connection(engine: Engine) -> Iterator[Connection]:
     """A connection on which each transaction is a real one, DDL included, for Alembic.
 
     PostgreSQL's DDL is transactional as it is; SQLite's is made so
     (:func:`riskmon.store.engine.sqlite_transactional_ddl`), with foreign keys off while it
-    migrates. ``migrations/env.py`` runs each migration in a transaction of its own on it.
+    migrates. ``migrations/env.py`` runs each migration in a transaction of its own on it. On
+    PostgreSQL the connection holds a session advisory lock (:data:`MIGRATION_LOCK`) while it
+    migrates, so two ``db upgrade`` at once take turns: the second finds the store migrated.
     """
     with _connect(engine) as connection:
         if connection.dialect.name == "sqlite":
             with sqlite_transactional_ddl(connection):
                 yield connection
+        elif connection.dialect.name == "postgresql":
+            connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK})
+            connection.commit()  # the lock is the session's: it outlives this transaction
+            try:
+                yield connection
+            finally:
+                connection.rollback()
+                connection.execute(
+                    text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATION_LOCK}
+                )
+                connection.commit()
         else:
             yield connection
 
