@@ -123,9 +123,7 @@ def migration_connection(engine: Engine) -> Iterator[Connection]:
                 yield connection
             finally:
                 connection.rollback()
-                connection.execute(
-                    text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATION_LOCK}
-                )
+                connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATION_LOCK})
                 connection.commit()
         else:
             yield connection
