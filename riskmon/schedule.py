@@ -3,22 +3,17 @@
 The scheduler decides *when*; what a run does is :func:`~riskmon.run.run_models`, the same entry
 point the command line uses. Three pieces:
 
-- :func:`build_scheduler` maps the configuration to one cron job per scheduled model, kept in
-  memory only: nothing the scheduler runs is read from the store (APScheduler's database job
-  store keeps jobs pickled, and unpickling runs code: whoever could write to the store could
-  have run code in every scheduler);
+- :func:`build_scheduler` maps the configuration to one cron job per scheduled model
+  (:func:`add_model_job`), kept in memory only: nothing the scheduler runs is read from the
+  store (APScheduler's database job store keeps jobs pickled, and unpickling runs code);
 - :func:`catch_up` runs, oldest first, the as-of dates each schedule fired on while no scheduler
   was running, and the failed dates before the model's newest success, at most
   ``scheduler.max_catch_up_runs`` of them per model (the newest), all read from the runs table;
 - :func:`scheduled_run` is the job itself: it reloads the configuration, opens the store and
-  runs one model as of the day before the date its cron fired on.
+  runs one model as of the day before the date its cron fired on
+  (:func:`riskmon.cron.as_of_started_on`: a monthly ``0 2 1 * *`` runs as of month ends).
 
-A scheduled run monitors the days that have ended: its as-of date is the day before the one it
-fires on (:func:`riskmon.cron.as_of_started_on`), so a monthly ``0 2 1 * *`` runs as of month
-ends, the dates ``riskmon backfill --every month`` takes from a month end.
-
-Schedules are standard 5-field crontab expressions in ``scheduler.timezone``, read as cron reads
-them by :mod:`riskmon.cron`.
+Schedules are standard 5-field crontab expressions in ``scheduler.timezone`` (:mod:`riskmon.cron`).
 
 Runs execute one at a time in the scheduler's main thread, so a stop signal can reach the run
 in progress: under :class:`StopSignals` the first SIGTERM/SIGINT lets it finish and starts no
@@ -263,30 +258,34 @@ def build_scheduler(
 ) -> BlockingScheduler:
     """A scheduler with one cron job per scheduled model, kept in memory.
 
-    Each job's next fire time is computed afresh from its cron expression; runs missed while no
-    scheduler ran are :func:`catch_up`'s, from the runs table. Jobs run in the scheduler's own
-    thread, one at a time.
+    Each job's next fire time is computed afresh from its cron; what was missed while no
+    scheduler ran is :func:`catch_up`'s. Jobs run in the scheduler's thread, one at a time.
     """
-    timezone = scheduler_timezone(config)
-    path = str(Path(config_path).resolve())
     scheduler = BlockingScheduler(
         jobstores={"default": MemoryJobStore()},
         executors={"default": DebugExecutor()},
         job_defaults=_job_options(config),
-        timezone=timezone,
+        timezone=scheduler_timezone(config),
     )
     for model in config.models:
-        if model.schedule is None:
-            continue
-        scheduler.add_job(
-            JOB_FUNCTION,
-            trigger=cron_trigger(model.schedule, timezone),
-            args=[path, model.name],
-            id=model.name,
-            name=f"riskmon run {model.name}",
-            **_job_options(config),
-        )
+        if model.schedule is not None:
+            add_model_job(scheduler, config, config_path, model)
     return scheduler
+
+
+def add_model_job(
+    scheduler: Any, config: RiskmonConfig, config_path: str | os.PathLike[str], model: ModelConfig
+) -> None:
+    """Add (or replace) the cron job of ``model``, which has a ``schedule``, to ``scheduler``."""
+    scheduler.add_job(
+        JOB_FUNCTION,
+        trigger=cron_trigger(str(model.schedule), scheduler_timezone(config)),
+        args=[str(Path(config_path).resolve()), model.name],
+        id=model.name,
+        name=f"riskmon run {model.name}",
+        replace_existing=True,
+        **_job_options(config),
+    )
 
 
 # --------------------------------------------------------------------------- stopping
@@ -391,6 +390,7 @@ __all__ = [
     "JOB_TABLE",
     "RunInterrupted",
     "StopSignals",
+    "add_model_job",
     "build_scheduler",
     "catch_up",
     "missed_runs",

@@ -135,26 +135,15 @@ class _Reload:
     def _replace(self, config: RiskmonConfig) -> None:
         from apscheduler.jobstores.base import JobLookupError
 
-        from riskmon.schedule import build_scheduler
+        from riskmon.schedule import add_model_job
 
         changes = _job_changes(self.config, config)
-        wanted = {job.id: job for job in build_scheduler(config, self._path).get_jobs()}
+        wanted = {model.name: model for model in config.models if model.schedule is not None}
         for name in changes.removed:
             with suppress(JobLookupError):  # never the case for a cron job, which has no end
                 self._scheduler.remove_job(name)
         for name in (*changes.added, *(name for name, _, _ in changes.rescheduled)):
-            job = wanted[name]
-            self._scheduler.add_job(
-                job.func_ref,
-                trigger=job.trigger,
-                args=job.args,
-                id=job.id,
-                name=job.name,
-                misfire_grace_time=job.misfire_grace_time,
-                coalesce=job.coalesce,
-                max_instances=job.max_instances,
-                replace_existing=True,
-            )
+            add_model_job(self._scheduler, config, self._path, wanted[name])
         self.config = config
         _announce(f"SIGHUP: reloaded {self._path}: {changes}")
         if not wanted:

@@ -19,7 +19,7 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
 from riskmon.store import models as m
@@ -199,9 +199,3 @@ class Deliveries(StoreSession):
             values["notified_at"] = m.utcnow()
         with self._session() as session:
             session.execute(update(m.Alert).where(m.Alert.run_id == run_id).values(**values))
-
-    def count_deliveries(self, run_id: int) -> int:
-        """How many deliveries run ``run_id`` has, in any state."""
-        with self._session() as session:
-            query = select(func.count()).select_from(m.Delivery).where(m.Delivery.run_id == run_id)
-            return int(session.scalar(query) or 0)
