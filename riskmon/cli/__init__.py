@@ -47,6 +47,7 @@ COMMANDS = {
     "config": ("riskmon.cli.config", "config_group"),
     "db": ("riskmon.cli.db", "db"),
     "demo": ("riskmon.cli.demo", "demo_command"),
+    "export": ("riskmon.cli.export", "export_command"),
     "history": ("riskmon.cli.history", "history_command"),
     "notify": ("riskmon.cli.notify", "notify_command"),
     "report": ("riskmon.cli.report", "report_command"),
