@@ -3,6 +3,7 @@ nothing written) and writes that never leave half an export behind."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -116,3 +117,17 @@ def test_text_a_spreadsheet_would_run_is_written_as_text(tmp_path: Path) -> None
     assert cells == ('=HYPERLINK("http://x")', "+1", "-1", "@x", "bell\\x07", -1.5)
     (csv_cells,) = csv_rows(write_csv([sheet], tmp_path / "x") / "pd.csv")
     assert csv_cells == ('\'=HYPERLINK("http://x")', "'+1", "'-1", "'@x", "bell\x07", -1.5)
+
+
+@SQLITE
+def test_without_openpyxl_xlsx_names_the_extra_and_csv_still_works(
+    config: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "openpyxl", None)  # as if it were not installed
+    out = tmp_path / "x.xlsx"
+    result = _export(config, "retail_pd", "--as-of", AS_OF.isoformat(), "-o", str(out))
+    assert result.exit_code == 4, result.output
+    assert "--format xlsx needs openpyxl: pip install 'riskmon[xlsx]'" in result.output
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith((".x", "x"))]
+    csv_result = _export(config, "retail_pd", "--format", "csv", "-o", str(tmp_path / "x"))
+    assert csv_result.exit_code == 0, csv_result.output
