@@ -66,7 +66,28 @@ def _write_xlsx(sheets: Sequence[Sheet], path: Path) -> None:
                     cell.data_type = "s"  # never a formula, whatever the text starts with
                 if index - 1 in sheet.headings:
                     cell.font = bold
+        for letter, width in _widths(sheet).items():
+            page.column_dimensions[letter].width = width
     book.save(path)
+
+
+#: the widest a column is made, in characters; longer text wraps into the cells beside it
+_MAX_WIDTH = 40
+
+
+def _widths(sheet: Sheet) -> dict[str, float]:
+    """Column widths that fit the sheet's tables (titles, a row of one or two cells, may run
+    on into the empty cells beside them)."""
+    from openpyxl.utils import get_column_letter
+
+    widest: dict[int, int] = {}
+    for row in sheet.rows:
+        if len(row) <= 2:
+            continue
+        for i, value in enumerate(row, start=1):
+            shown = len(value) if isinstance(value, str) else 12 if value is not None else 0
+            widest[i] = max(widest.get(i, 0), min(shown, _MAX_WIDTH))
+    return {get_column_letter(i): float(w + 2) for i, w in widest.items()}
 
 
 def _write_csv(sheets: Sequence[Sheet], folder: Path) -> None:

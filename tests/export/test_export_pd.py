@@ -256,3 +256,22 @@ def test_the_csv_folder_holds_the_same_rows_exactly(
             else ("grade_jeffreys_p", row["grade"])
         )
         assert row["Jeffreys p"] == figures[(*key, segment(row["segment"]))].value
+
+
+def test_a_model_without_migrations_says_so_in_their_sections(
+    demo_run: Any, tmp_path: Path
+) -> None:
+    folder = demo_run[0]
+    out = tmp_path / "scorecard"
+    result = _export(folder, "application_scorecard", "--format", "csv", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    sections = blocks(csv_rows(out / "pd.csv"))
+    missing = "not available: the run stored no migrations (rating.migration is off, or the model has no grades)"  # noqa: E501
+    for block in sections:
+        if block.number in ("2.5.5.1", "2.5.5.2"):
+            assert block.raw == [(block.number, missing)]
+        else:
+            assert block.rows, block.number
+            assert not str(block.raw[0][1]).startswith("not available"), block.number
+    pairs = {r[0]: r[1] for r in csv_rows(out / "about.csv") if len(r) == 2}
+    assert pairs["as-of date"] == "2024-12-31"  # its newest succeeded run
