@@ -55,7 +55,8 @@ class _Stored:
         self.bins: dict[tuple[str, str], list[BinRecord]] = {}
         for b in bins:
             self.bins.setdefault((b.variable, b.segment), []).append(b)
-        self.segments = sorted({f.segment for f in self.figures.values()}, key=_segment_order)
+        found = {f.segment for f in self.figures.values()} | {s for _, s in self.bins}
+        self.segments = sorted(found, key=_segment_order)
 
     def named(self, names: Sequence[str]) -> list[FigureRecord]:
         wanted = set(names)

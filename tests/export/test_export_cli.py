@@ -11,9 +11,9 @@ import yaml
 from click.testing import CliRunner, Result
 
 from riskmon.cli import cli
-from riskmon.export import ExportWriteError, Sheet
+from riskmon.export import ExportWriteError, Sheet, export_run
 from riskmon.export._write import write_csv, write_xlsx
-from riskmon.records import FigureRecord
+from riskmon.records import BinRecord, FigureRecord, RunCounts
 from riskmon.store import MetricStore
 
 from .runs import AS_OF, stored_run
@@ -131,3 +131,26 @@ def test_without_openpyxl_xlsx_names_the_extra_and_csv_still_works(
     assert not [p for p in tmp_path.iterdir() if p.name.startswith((".x", "x"))]
     csv_result = _export(config, "retail_pd", "--format", "csv", "-o", str(tmp_path / "x"))
     assert csv_result.exit_code == 0, csv_result.output
+
+
+@SQLITE
+def test_bins_of_a_segment_without_figures_are_exported(store: MetricStore, tmp_path: Path) -> None:
+    grades = [
+        BinRecord("rating", "current", i, label, n, float(n), segment="channel=web",
+                  actual_share=n / 30, expected_share=1 / 3)
+        for i, (label, n) in enumerate([("A", 5), ("B", 10), ("C", 15)])
+    ]  # fmt: skip
+    run_id = store.claim_run(
+        "bins_only", AS_OF, score_direction="higher_is_riskier", config_hash="x"
+    )
+    counts = RunCounts(n_current=30, n_matured=0, n_unmatured=30)
+    store.complete_run(run_id, counts=counts, figures=[], bins=grades)
+    out = export_run(store, "bins_only", AS_OF, tmp_path / "bins", format="csv")
+    rows = csv_rows(out / "pd.csv")
+    start = rows.index(
+        ("section", "segment", "grade", "loans", "weight", "share", "share at baseline")
+    )
+    assert rows[start + 1 : start + 4] == [
+        ("2.5.2", "channel=web", label, n, float(n), n / 30, 1 / 3)
+        for label, n in [("A", 5), ("B", 10), ("C", 15)]
+    ]
