@@ -58,10 +58,6 @@ class _Stored:
         found = {f.segment for f in self.figures.values()} | {s for _, s in self.bins}
         self.segments = sorted(found, key=_segment_order)
 
-    def named(self, names: Sequence[str]) -> list[FigureRecord]:
-        wanted = set(names)
-        return [f for f in self.figures.values() if f.name in wanted]
-
 
 def _segment_order(segment: str) -> tuple[bool, str]:
     return (segment != ALL, segment)
@@ -123,15 +119,14 @@ def _grades(stored: _Stored, section: FigureSection, segment: str) -> list[str]:
     position: dict[str, Any] = {}
     for f in found:
         position.setdefault(f.variable, f.params.get("grade"))
-    labels = list(position)
-    return sorted(
-        labels,
-        key=lambda label: (
-            not isinstance(position[label], (int, float)),
-            position[label] if isinstance(position[label], (int, float)) else 0,
-            labels.index(label),
-        ),
-    )
+    stored_order = {label: i for i, label in enumerate(position)}
+
+    def key(label: str) -> tuple[bool, float, int]:
+        at = position[label]
+        known = isinstance(at, (int, float))
+        return (not known, float(at) if known else 0.0, stored_order[label])
+
+    return sorted(position, key=key)
 
 
 def figure_rows(stored: _Stored, section: FigureSection) -> list[Row]:
