@@ -70,6 +70,7 @@ def collected_shape(collected: CollectedTables) -> dict[str, Any]:
             for (population, segment), c in collected.counts.items()
         ),
         "exclusions": {p: asdict(e) for p, e in sorted(collected.exclusions.items())},
+        "invalid_pd": collected.invalid_pd,
         "levels": {
             v: {"n_levels": c.n_levels, "levels": [[x.level, x.n, x.weight] for x in c.levels]}
             for v, c in sorted(collected.levels.items())

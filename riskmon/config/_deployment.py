@@ -125,6 +125,8 @@ def _computed(model: ModelConfig) -> dict[str, Any]:
     # the threshold register documents levels: it changes no figure
     if "thresholds" in data:
         data["thresholds"] = without_documentation(data["thresholds"])
+        if not data["thresholds"]:  # documentation alone: as if thresholds were not given
+            del data["thresholds"]
     return data
 
 

@@ -49,11 +49,13 @@ class Documented(Documentation):
 def without_documentation(data: Any) -> Any:
     """``data`` (the dumped thresholds) without the documentation keys, at any depth."""
     if isinstance(data, dict):
-        return {
+        kept = {
             k: without_documentation(v)
             for k, v in data.items()
             if k not in (*DOCUMENTATION_KEYS, "ks_documentation", "documented_rules")
         }
+        # levels that held documentation alone (at their defaults) are as if not given
+        return {k: v for k, v in kept.items() if v != {} or data[k] == {}}
     if isinstance(data, list):
         return [without_documentation(v) for v in data]
     return data

@@ -106,11 +106,13 @@ class StoredTables:
 
     @property
     def pd_problem(self) -> str | None:
-        _missing("whether the PDs read were valid")
+        if self.collected.get("invalid_pd", 1):
+            _missing("the PDs read outside [0, 1], and the message they gave")
+        return None
 
     @property
     def pd_ascending(self) -> bool:
-        _missing("the grades' PD order")
+        return self.model.calibration.grades is not None or self.model.higher_is_riskier
 
     def exclusions(self, population: str) -> Exclusions | None:
         if "exclusions" not in self.collected:
