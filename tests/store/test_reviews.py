@@ -92,7 +92,8 @@ def test_reviews_survive_an_upgrade_and_a_downgrade_is_refused_while_they_exist(
     with engine.begin() as connection:
         connection.execute(
             text(
-                "INSERT INTO models (name, score_direction, created_at) VALUES ('m', 'higher_is_riskier', CURRENT_TIMESTAMP)"
+                "INSERT INTO models (name, score_direction, created_at) "
+                "VALUES ('m', 'higher_is_riskier', CURRENT_TIMESTAMP)"
             )
         )
         connection.execute(
