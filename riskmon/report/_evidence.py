@@ -3,6 +3,7 @@ in the configuration since the model's previous run, and the threshold register.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,6 +76,9 @@ def provenance_of(run: RunRecord) -> Provenance | None:
         return None
     base = data.get("baseline") or {}
     window = base.get("window") or ["?", "?"]
+    frozen = base.get("frozen_at")
+    if frozen:
+        frozen = f"{dt.datetime.fromisoformat(frozen):%Y-%m-%d %H:%M} UTC"
     return Provenance(
         riskmon_version=str(data.get("riskmon_version", run.riskmon_version)),
         config_fingerprint=str(data.get("config_fingerprint", run.config_hash)),
@@ -97,7 +101,7 @@ def provenance_of(run: RunRecord) -> Provenance | None:
         ),
         baseline=(
             f"version {base.get('version')} (id {base.get('id')}), development window "
-            f"{window[0]} to {window[1]}, frozen {base.get('frozen_at')}"
+            f"{window[0]} to {window[1]}, frozen {frozen}"
         ),
         config=dict(data.get("config") or {}),
     )

@@ -18,7 +18,7 @@ import datetime as dt
 from riskmon import __version__
 from riskmon.baseline import of_stored
 from riskmon.collect import Source, Strategy, collect
-from riskmon.config import ModelConfig, model_fingerprint
+from riskmon.config import ModelConfig, config_changes, masked_config, model_fingerprint
 from riskmon.plan import plan_run
 from riskmon.provenance import window_counts
 from riskmon.run import compute_run
@@ -49,6 +49,10 @@ def verify_run(
     figures, _ = compute_run(model, collected, baseline.bins, baseline.frozen)
     before = (run.provenance or {}).get("windows")
     fingerprint = model_fingerprint(model)
+    keys: tuple[str, ...] = ()
+    if fingerprint != run.config_hash and run.provenance and "config" in run.provenance:
+        changes = config_changes(run.provenance["config"], masked_config(model))
+        keys = tuple(c.path for c in changes)
     return Verification(
         model=model.name,
         as_of=as_of,
@@ -58,6 +62,7 @@ def verify_run(
         windows=[] if before is None else compare_windows(before, window_counts(collected)),
         windows_unknown=before is None,
         config_change=None if run.config_hash == fingerprint else (run.config_hash, fingerprint),
+        config_keys=keys,
         code_change=None
         if run.riskmon_version == __version__
         else (run.riskmon_version, __version__),

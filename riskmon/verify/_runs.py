@@ -30,6 +30,9 @@ class Verification:
     #: the run stored no window counts (it was stored before riskmon kept its provenance)
     windows_unknown: bool = False
     config_change: tuple[str, str] | None = None
+    #: the keys whose values differ from the configuration the run stored (empty when it
+    #: stored none)
+    config_keys: tuple[str, ...] = ()
     code_change: tuple[str, str] | None = None
 
     @property
@@ -46,7 +49,8 @@ class Verification:
             out.append("the run stored no window counts: whether the source changed is unknown")
         if self.config_change is not None:
             old, new = self.config_change
-            out.append(f"the configuration changed: fingerprint {old[:12]} → {new[:12]}")
+            keys = f" ({', '.join(self.config_keys)})" if self.config_keys else ""
+            out.append(f"the configuration changed: fingerprint {old[:12]} → {new[:12]}{keys}")
         if self.code_change is not None:
             old, new = self.code_change
             out.append(f"the code changed: riskmon {old} → {new}")
