@@ -26,6 +26,16 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
+    # each step only if not done, so that the migration runs again on a store whose version
+    # was set back after it (an interrupted run leaves nothing behind: one transaction)
+    inspector = sa.inspect(op.get_bind())
+    if "reviews" not in inspector.get_table_names():
+        _create_reviews()
+    if "provenance" not in {c["name"] for c in inspector.get_columns("runs")}:
+        op.add_column("runs", sa.Column("provenance", sa.JSON(), nullable=True))
+
+
+def _create_reviews() -> None:
     op.create_table(
         "reviews",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -46,7 +56,6 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(["run_id"], ["runs.id"], name=op.f("fk_reviews_run_id_runs")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_reviews")),
     )
-    op.add_column("runs", sa.Column("provenance", sa.JSON(), nullable=True))
 
 
 def downgrade() -> None:
