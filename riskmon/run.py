@@ -27,6 +27,7 @@ from riskmon.figures import CATALOG, FrozenBaseline
 from riskmon.notify import due_channels, notify_run
 from riskmon.outcome import RunOutcome
 from riskmon.plan import DateWindow, RunPlan, beyond_calendar, plan_record, plan_run, planned_record
+from riskmon.provenance import run_provenance
 from riskmon.records import (
     CURRENT,
     FAILED,
@@ -162,6 +163,7 @@ def run_model(
                 collected = collect(
                     source, baseline.request, strategy=strategy, migrations=baseline.migrations
                 )
+                provenance = run_provenance(model, source, collected, baseline.stored)
             figures, bins = compute_run(model, collected, baseline.bins, baseline.frozen)
             counts = _counts(collected)
             alerts = _judge(model, as_of, store, figures, counts, baseline, plan)
@@ -176,6 +178,7 @@ def run_model(
                 plan=record.to_json(),
                 owner=owner,
                 notify=due_channels(model, store, as_of, state) if notify else None,
+                provenance=provenance,
             )
     except RunInProgressError as exc:  # taken over while it ran: the new owner's results stand
         log.warning("%s as of %s: %s", model.name, as_of, exc)

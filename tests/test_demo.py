@@ -197,6 +197,7 @@ def test_the_demo_reports_sections_in_their_pinned_order(
         "segments",
         "data-quality",
         "run-details",
+        "evidence",
         "appendix",
     ]
     toc = [a.attrs["href"] for a in page.get("nav", class_="toc").iter("a")]

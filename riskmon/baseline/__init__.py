@@ -18,7 +18,7 @@ The baseline names no figure family: it reaches them only through
 from __future__ import annotations
 
 from riskmon.baseline._bins import FrozenBins, fit_bins
-from riskmon.baseline._for_run import RunBaseline, for_run
+from riskmon.baseline._for_run import RunBaseline, for_run, of_stored
 from riskmon.baseline._freeze import FIRST_VERSION, freeze, latest_or_freeze
 from riskmon.baseline._records import baseline_table, check_matches, frozen_bins
 from riskmon.baseline._request import (
@@ -47,6 +47,7 @@ __all__ = [
     "grade_binning",
     "latest_or_freeze",
     "migration_request",
+    "of_stored",
     "pd_source",
     "ranking_table",
     "variables",

@@ -36,7 +36,12 @@ def for_run(model: ModelConfig, source: Source, store: MetricStore, plan: RunPla
 
     The model's newest baseline, frozen now if it has none (:func:`latest_or_freeze`, which
     raises ConfigError when the configuration no longer matches it)."""
-    stored = latest_or_freeze(model, source, store)
+    return of_stored(model, latest_or_freeze(model, source, store), plan)
+
+
+def of_stored(model: ModelConfig, stored: StoredBaseline, plan: RunPlan) -> RunBaseline:
+    """What a run of ``model`` planned by ``plan`` reads of the stored baseline ``stored``
+    (``riskmon verify`` recomputes a run against the baseline it was compared with)."""
     bins = frozen_bins(stored)
     populations = [
         Population(CURRENT, plan.current, labeled=False),

@@ -51,8 +51,12 @@ COMMANDS = {
     "history": ("riskmon.cli.history", "history_command"),
     "notify": ("riskmon.cli.notify", "notify_command"),
     "report": ("riskmon.cli.report", "report_command"),
+    "review": ("riskmon.cli.reviews", "review_command"),
+    "reviews": ("riskmon.cli.reviews", "reviews_command"),
     "run": ("riskmon.cli.runs", "run_command"),
     "schedule": ("riskmon.cli.schedule", "schedule_command"),
+    "thresholds": ("riskmon.cli.thresholds", "thresholds_command"),
+    "verify": ("riskmon.cli.verify", "verify_command"),
 }
 
 

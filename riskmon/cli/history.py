@@ -160,6 +160,11 @@ def _status(store: MetricStore, run: RunRecord, variable: str | None, segment: s
     default="table",
     show_default=True,
 )
+@click.option(
+    "--fingerprint",
+    is_flag=True,
+    help="Add each run's configuration fingerprint (what changed shows in its report).",
+)
 @click.pass_obj
 def history_command(
     app: _App,
@@ -169,6 +174,7 @@ def history_command(
     segment: str,
     population: str | None,
     fmt: str,
+    fingerprint: bool,
 ) -> None:
     """Print MODEL's figures over its succeeded runs, oldest first.
 
@@ -212,6 +218,9 @@ def history_command(
         }
         runs = [r for r in store.runs(chosen.name) if r.status == "succeeded"]
         rows = [_row(store, run, columns, values, variable, segment) for run in runs]
+    if fingerprint:
+        for row, run in zip(rows, runs, strict=True):
+            row["config_fingerprint"] = run.config_hash
     whose = " ".join(filter(None, [variable, segment]))
     _print(
         rows, columns, fmt, title=f"{chosen.name}{f' ({segment})' if segment else ''}", whose=whose
@@ -259,6 +268,8 @@ def _print(
     )
     table = Table(title=title, caption=caption)
     shown = _table_columns(columns, whose)
+    if rows and "config_fingerprint" in rows[0]:
+        shown.insert(2, ("config\nfingerprint", False, lambda row: row["config_fingerprint"][:12]))
     for header, right, _ in shown:
         table.add_column(header, justify="right" if right else "left")
     for row in rows:

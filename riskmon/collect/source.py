@@ -56,6 +56,7 @@ from riskmon.collect.engines import (
     driver_timeouts,
     profile_for,
 )
+from riskmon.collect.ledger import Ledger
 from riskmon.collect.profile import group_by_position
 from riskmon.collect.statement import one_statement, query_text
 from riskmon.config import ModelConfig
@@ -99,6 +100,8 @@ class Source:
         self.profile: EngineProfile = profile_for(self.engine.dialect.name)
         self._columns: dict[str, Any] | None = None
         self._time_travel: str | None = None  # the pin's clause, once resolved
+        #: every statement the readings ran: its hash and the rows it returned
+        self.ledger = Ledger()
 
     # ------------------------------------------------------------------ errors
     def error(
@@ -154,6 +157,7 @@ class Source:
         riskmon's own deadline (``read_deadline_seconds``) from its start and each statement's."""
         with watching(self.config.read_deadline) as watch:
             connection = self._connect(watch)
+            self.ledger.listen(connection)
             try:
                 try:
                     seconds = self.config.statement_timeout_seconds

@@ -13,8 +13,10 @@ from riskmon.config._deployment import (
     SchedulerConfig,
     SmtpConfig,
     StoreConfig,
+    masked_config,
     model_fingerprint,
 )
+from riskmon.config._diff import ConfigChange, config_changes
 from riskmon.config._families import Calibration, Challenger, Costs, GradeColumn, PointsToPd, Rating
 from riskmon.config._load import (
     key_path,
@@ -38,22 +40,28 @@ from riskmon.config._models import (
     SourceConfig,
     Window,
 )
+from riskmon.config._register import DOCUMENTATION_KEYS, Approval, Documentation, Documented
 from riskmon.config._thresholds import Band, Drop, PValueLevels, Thresholds
 
 __all__ = [
     "CONFIG_ENV_VAR",
     "DEFAULT_CONFIG_PATH",
     "DEFAULT_STORE_URL",
+    "DOCUMENTATION_KEYS",
     "RESERVED_VARIABLES",
+    "Approval",
     "Band",
     "Bins",
     "Calibration",
     "Challenger",
     "Characteristic",
     "ColumnMap",
+    "ConfigChange",
     "Costs",
     "CronExpression",
     "DatabaseURL",
+    "Documentation",
+    "Documented",
     "Drop",
     "GradeColumn",
     "ModelConfig",
@@ -71,8 +79,10 @@ __all__ = [
     "StoreConfig",
     "Thresholds",
     "Window",
+    "config_changes",
     "key_path",
     "load_config",
+    "masked_config",
     "model_fingerprint",
     "parse_config",
     "resolve_config_path",

@@ -13,9 +13,10 @@ from pydantic import AfterValidator, Field, field_validator
 from riskmon.config._base import Strict as _Strict
 from riskmon.config._base import twice as _twice
 from riskmon.config._models import DEFAULT_STORE_URL, ConfigPath, DatabaseURL, ModelConfig
+from riskmon.config._register import without_documentation
 from riskmon.cron import time_zone
 from riskmon.errors import ConfigError
-from riskmon.redact import database_url, register_secret
+from riskmon.redact import MASK, database_url, mask_url, redact, register_secret
 
 
 class StoreConfig(_Strict):
@@ -121,6 +122,11 @@ def _computed(model: ModelConfig) -> dict[str, Any]:
     # keys at their defaults are left out, so that a key added later changes no fingerprint
     data = model.model_dump(mode="json", by_alias=True, exclude={"notify"}, exclude_defaults=True)
     data["source"]["url"] = _without_password(model.source.url)
+    # the threshold register documents levels: it changes no figure
+    if "thresholds" in data:
+        data["thresholds"] = without_documentation(data["thresholds"])
+        if not data["thresholds"]:  # documentation alone: as if thresholds were not given
+            del data["thresholds"]
     return data
 
 
@@ -136,3 +142,23 @@ def _digest(data: Any) -> str:
 def model_fingerprint(model: ModelConfig) -> str:
     """A hash of what one model's configuration asks riskmon to compute (no secret in it)."""
     return _digest(_computed(model))
+
+
+def masked_config(model: ModelConfig) -> dict[str, Any]:
+    """One model's whole configuration as JSON, every key at its value (defaults included),
+    secrets masked: the source's password, each webhook (its URL is the credential), and any
+    registered secret wherever it appears. A run stores it with its provenance."""
+    data = model.model_dump(mode="json", by_alias=True)
+    data["source"]["url"] = mask_url(model.source.url)
+    for channel in data.get("notify", []):
+        if channel.get("webhook"):
+            channel["webhook"] = MASK
+    return dict(_redacted(data))
+
+
+def _redacted(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {k: _redacted(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_redacted(v) for v in data]
+    return redact(data) if isinstance(data, str) else data

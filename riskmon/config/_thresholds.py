@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from riskmon.config._base import Strict as _Strict
+from riskmon.config._register import DOCUMENTATION_KEYS, Documentation, Documented
 from riskmon.errors import ConfigError
 
 
-class Band(_Strict):
+class Band(Documented):
     """Amber and red levels of an index where higher is worse (PSI, CSI)."""
 
     amber: float = Field(default=0.10, ge=0)
@@ -24,7 +25,7 @@ class Band(_Strict):
         return self
 
 
-class Drop(_Strict):
+class Drop(Documented):
     """Amber and red levels of a relative drop against the baseline (0.05 = 5 % lower)."""
 
     amber: float = Field(default=0.05, ge=0)
@@ -37,7 +38,7 @@ class Drop(_Strict):
         return self
 
 
-class PValueLevels(_Strict):
+class PValueLevels(Documented):
     """Traffic lights on a test's p-value: AMBER below ``amber``, RED below ``red``."""
 
     amber: float = Field(default=0.05, gt=0, lt=1)
@@ -123,6 +124,41 @@ class Thresholds(_Strict):
     #: outside riskmon): e.g. ``{score_shift: {amber: 0.5, red: 1.0}}``; each level replaces
     #: the one the rule declares, and a name no rule has is refused when a run is judged
     rules: dict[str, dict[str, float]] = Field(default_factory=dict)
+    #: the documentation of ``ks`` (given as ``ks: {low, high, rationale, source, approved}``)
+    ks_documentation: Documentation | None = None
+    #: the documentation of each ``rules`` entry (given in the entry, beside its levels)
+    documented_rules: dict[str, Documentation] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _documentation(cls, value: Any) -> Any:
+        """Take the documentation given beside plain levels (``ks``, ``rules.<name>``) into
+        fields of its own, so that the levels stay numbers."""
+        if not isinstance(value, dict):
+            return value
+        value = dict(value)
+        ks = value.get("ks")
+        if isinstance(ks, dict):
+            unknown = sorted(set(ks) - {"low", "high", *DOCUMENTATION_KEYS})
+            if unknown:
+                raise ValueError(
+                    f"ks: unknown key(s) {unknown} (known: low, high, rationale, source, approved)"
+                )
+            value["ks"] = (ks.get("low"), ks.get("high"))
+            value["ks_documentation"] = {k: ks[k] for k in DOCUMENTATION_KEYS if k in ks}
+        rules = value.get("rules")
+        if isinstance(rules, dict):
+            documented = dict(value.get("documented_rules") or {})
+            levels = {}
+            for name, entry in rules.items():
+                if isinstance(entry, dict):
+                    docs = {k: entry[k] for k in DOCUMENTATION_KEYS if k in entry}
+                    if docs:
+                        documented[name] = docs
+                    entry = {k: v for k, v in entry.items() if k not in DOCUMENTATION_KEYS}
+                levels[name] = entry
+            value["rules"], value["documented_rules"] = levels, documented
+        return value
 
     def levels_of(self, rule: str, defaults: dict[str, float]) -> dict[str, float]:
         """The levels of ``rule``: its ``defaults``, each replaced by the one ``rules`` sets."""

@@ -62,7 +62,7 @@ class CatalogError(Exception):
 #: the report's own sections, which no family declares: the anchors a family's section may not
 #: take, and the order of the segments table among the families' sections
 REPORT_ANCHORS = frozenset(
-    {"run-header", "findings", "summary", "segments", "run-details", "appendix"}
+    {"run-header", "findings", "summary", "segments", "run-details", "evidence", "appendix"}
 )
 SEGMENTS_ORDER = 60
 

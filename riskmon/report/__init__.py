@@ -9,6 +9,8 @@ Pages are self-contained: inline CSS and SVG, no script, nothing loaded from any
 report can be e-mailed, archived and opened years later exactly as it was written.
 """
 
+from riskmon.report._evidence import open_red_runs
+from riskmon.report._register import RegisterEntry, threshold_register
 from riskmon.report.context import IndexContext, NoRunError, RunReportContext
 from riskmon.report.render import (
     ReportWriteError,
@@ -21,10 +23,13 @@ from riskmon.report.render import (
 __all__ = [
     "IndexContext",
     "NoRunError",
+    "RegisterEntry",
     "ReportWriteError",
     "RunReportContext",
     "model_folder",
+    "open_red_runs",
     "render_index",
     "render_run_report",
     "report_path",
+    "threshold_register",
 ]

@@ -23,6 +23,7 @@ from riskmon.config import ModelConfig
 from riskmon.errors import EXIT_USAGE, RiskmonError
 from riskmon.figures import CATALOG, SEGMENTS_ORDER, Alerts, Bins, FrozenBaseline, RunView
 from riskmon.records import ALL, CURRENT, PERFORMANCE, SCORE, AlertLike, Figures, Status, why
+from riskmon.report._evidence import evidence, open_red_runs
 from riskmon.report._findings import findings, unjudged, verdict
 from riskmon.report._header import History, header
 from riskmon.report._summary import appendix, segments, summary
@@ -46,7 +47,7 @@ from riskmon.report.pages import (
     Verdict,
     Window,
 )
-from riskmon.store import MetricStore, RunRecord
+from riskmon.store import MetricStore, ReviewRecord, RunRecord
 
 __all__ = [
     "AlertRow",
@@ -129,6 +130,7 @@ def run_report_context(
         sections=sections,
         appendix=appendix(run, records, stored_baseline),
         nav=navigation(store, run),
+        evidence=evidence(store, run, model, alerts),
     )
 
 
@@ -168,6 +170,9 @@ def report_links(
 ) -> list[ReportLink]:
     """Every finished run of ``model``, oldest first, with the href of its report."""
     statuses = store.run_alert_statuses(model)
+    reviews: dict[int, list[ReviewRecord]] = {}
+    for review in store.reviews(model=model):
+        reviews.setdefault(review.run_id, []).append(review)
     return [
         ReportLink(
             as_of=run.as_of,
@@ -176,10 +181,18 @@ def report_links(
             if run.status == "succeeded"
             else Status.NOT_EVALUABLE,
             href=href(run.as_of),
+            review=review_text(reviews[run.id][-1]) if run.id in reviews else None,
+            n_reviews=len(reviews.get(run.id, [])),
         )
         for run in store.runs(model)
         if run.status in ("succeeded", "failed")
     ]
+
+
+def review_text(review: ReviewRecord) -> str:
+    """A review in a line: "accepted by A. Reviewer on 2026-11-26, assessment 2 – minor …"."""
+    text = f"{review.decision} by {review.reviewer} on {review.reviewed_at:%Y-%m-%d}"
+    return text + (f", assessment {review.assessment_text}" if review.assessment else "")
 
 
 def navigation(store: MetricStore, run: RunRecord) -> Navigation:
@@ -235,6 +248,7 @@ def index_entry(
         findings=findings(alerts.by_key.values()) if succeeded else (),
         n_alerts=len(flagged),
         reports=tuple(reversed(report_links(store, model, hrefs.get))),
+        unreviewed_red=len(open_red_runs(store, model)),
     )
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from riskmon.charts import Sparkline
+from riskmon.report._evidence import Evidence
 
 
 @dataclass(frozen=True)
@@ -166,6 +167,9 @@ class ReportLink:
     run_status: str
     overall: str  # the worst alert of a succeeded run; NOT_EVALUABLE otherwise
     href: str | None
+    #: its latest review in words, and how many reviews it has (a later one supersedes)
+    review: str | None = None
+    n_reviews: int = 0
 
 
 @dataclass(frozen=True)
@@ -220,6 +224,8 @@ class RunReportContext:
     sections: tuple[PageSection, ...]
     appendix: Appendix
     nav: Navigation
+    #: its reviews, provenance, configuration changes and threshold register
+    evidence: Evidence
 
 
 @dataclass(frozen=True)
@@ -249,6 +255,8 @@ class IndexEntry:
     n_alerts: int
     #: every stored run that has finished, newest first, with its report
     reports: tuple[ReportLink, ...]
+    #: its RED runs that no review has answered
+    unreviewed_red: int = 0
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,12 @@ from riskmon.store._session import StoreConflict
 from riskmon.store.metric_store import MetricStore
 from riskmon.store.migrate import check_schema, downgrade, upgrade
 from riskmon.store.records import (
+    ASSESSMENTS,
     BaselineBinRecord,
     BaselineVariableRecord,
     DeliveryRecord,
     HistoryPoint,
+    ReviewRecord,
     RunRecord,
     StoredAlert,
     StoredBaseline,
@@ -20,11 +22,13 @@ from riskmon.store.runs import (
 )
 
 __all__ = [
+    "ASSESSMENTS",
     "BaselineBinRecord",
     "BaselineVariableRecord",
     "DeliveryRecord",
     "HistoryPoint",
     "MetricStore",
+    "ReviewRecord",
     "RunAlreadySucceeded",
     "RunInProgressError",
     "RunRecord",

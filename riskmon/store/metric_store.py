@@ -6,7 +6,8 @@ of running a transaction (:mod:`riskmon.store._session`):
 - :mod:`riskmon.store.runs` — claims, heartbeats, completion and failure of runs;
 - :mod:`riskmon.store.baselines` — frozen baseline versions;
 - :mod:`riskmon.store.reads` — runs, figures, bins, alerts and history, read back;
-- :mod:`riskmon.store.deliveries` — notification attempts and alert notification state.
+- :mod:`riskmon.store.deliveries` — notification attempts and alert notification state;
+- :mod:`riskmon.store.reviews` — reviews of runs, only ever appended.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from riskmon.store.baselines import Baselines
 from riskmon.store.deliveries import Deliveries
 from riskmon.store.engine import store_engine
 from riskmon.store.reads import Reads
+from riskmon.store.reviews import Reviews
 from riskmon.store.runs import Runs
 
 
-class MetricStore(Runs, Baselines, Reads, Deliveries):
+class MetricStore(Runs, Baselines, Reads, Deliveries, Reviews):
     """Reads and writes runs, figures, bins, alerts and baselines."""
 
     @classmethod

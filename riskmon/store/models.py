@@ -51,6 +51,8 @@ NOTIFY_STATES = ("pending", "sent", "failed", "not_needed")
 #: a delivery is queued pending with its run, taken (sending), then sent or failed
 DELIVERY_STATES = ("pending", "sending", "sent", "failed")
 POPULATIONS = ("current", "performance", "baseline")
+#: a validator's decision on a run
+REVIEW_DECISIONS = ("accepted", "action-required", "escalated")
 
 NAME_LENGTH = 200
 SHORT = 32
@@ -259,6 +261,29 @@ class Run(Base):
     config_hash: Mapped[str] = mapped_column(String(64))
     #: what the run measured, as it planned it: windows and the model's columns (JSON object)
     plan: Mapped[dict[str, Any] | None] = mapped_column()
+    #: where the run's figures came from: code version, the configuration (secrets masked) and
+    #: its fingerprint, each statement's SQL hash and rows, the windows' counts, the baseline
+    provenance: Mapped[dict[str, Any] | None] = mapped_column()
+
+
+class Review(Base):
+    """A validator's review of a run. Reviews are only ever appended: riskmon has no way to
+    change or delete one; a later review of the same run supersedes it in display only."""
+
+    __tablename__ = "reviews"
+    __table_args__ = (
+        CheckConstraint(_in("decision", REVIEW_DECISIONS), name="decision"),
+        CheckConstraint("assessment IS NULL OR assessment BETWEEN 1 AND 4", name="assessment"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id"))
+    decision: Mapped[str] = mapped_column(String(SHORT))
+    #: the ECB instructions' four-level assessment (1 no deficiency … 4 severe), if given
+    assessment: Mapped[int | None] = mapped_column(Integer)
+    reviewer: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    note: Mapped[str | None] = mapped_column(Text)
+    reviewed_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
 
 
 class Figure(Base):

@@ -39,6 +39,7 @@ def _run_record(run: m.Run, model: str) -> RunRecord:
         baseline_id=run.baseline_id,
         plan=None if run.plan is None else dict(run.plan),
         owner=run.owner,
+        provenance=None if run.provenance is None else dict(run.provenance),
     )
 
 

@@ -86,6 +86,9 @@ class RunRecord:
     plan: dict[str, Any] | None = None
     #: the process that holds or held the run: ``host:pid``
     owner: str | None = None
+    #: where its figures came from (code, configuration, statements, windows, baseline);
+    #: None for runs stored before riskmon kept it
+    provenance: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -127,3 +130,35 @@ class HistoryPoint:
     value: float | None
     reason: str | None
     run_id: int
+
+
+#: the assessment scale of a review: the four levels of the ECB's instructions for reporting
+#: the validation results of internal models, best first
+ASSESSMENTS = {
+    1: "no deficiencies",
+    2: "minor deficiencies",
+    3: "major deficiencies",
+    4: "severe deficiencies",
+}
+
+
+@dataclass(frozen=True)
+class ReviewRecord:
+    """A validator's review of a run, as stored (never changed once appended)."""
+
+    id: int
+    run_id: int
+    model: str
+    as_of: dt.date
+    decision: str
+    assessment: int | None
+    reviewer: str
+    note: str | None
+    reviewed_at: dt.datetime
+
+    @property
+    def assessment_text(self) -> str | None:
+        """The assessment in words ("2 – minor deficiencies"), None when not given."""
+        if self.assessment is None:
+            return None
+        return f"{self.assessment} – {ASSESSMENTS[self.assessment]}"

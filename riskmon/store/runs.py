@@ -215,6 +215,7 @@ class Runs(StoreSession):
         plan: dict[str, Any] | None = None,
         owner: str | None = None,
         notify: Sequence[str] | None = None,
+        provenance: dict[str, Any] | None = None,
     ) -> None:
         """Store everything a run computed, in one transaction, replacing earlier results.
 
@@ -253,6 +254,7 @@ class Runs(StoreSession):
                     error=None,
                     baseline_id=baseline_id,
                     plan=null() if plan is None else plan,  # SQL NULL, not JSON null
+                    provenance=null() if provenance is None else provenance,
                     n_current=counts.n_current,
                     n_matured=counts.n_matured,
                     n_unmatured=counts.n_unmatured,

@@ -35,11 +35,12 @@ PINNED: dict[type, list[str]] = {
         "sections",
         "appendix",
         "nav",
+        "evidence",
     ],
     c.PageSection: ["name", "title", "anchor", "template", "context"],
     c.SegmentsTable: ["rows", "note"],
     c.Navigation: ["index", "previous", "next"],
-    c.ReportLink: ["as_of", "run_status", "overall", "href"],
+    c.ReportLink: ["as_of", "run_status", "overall", "href", "review", "n_reviews"],
     c.IndexContext: ["models", "report_version"],
     c.IndexEntry: [
         "model",
@@ -61,6 +62,7 @@ PINNED: dict[type, list[str]] = {
         "findings",
         "n_alerts",
         "reports",
+        "unreviewed_red",
     ],
     c.Header: [
         "windows",

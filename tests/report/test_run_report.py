@@ -62,9 +62,9 @@ def test_the_report_has_every_section_in_order(
     declared = [s.anchor for s in CATALOG.sections]
     # the verdict and the findings first; the run's details and the appendix last
     assert ids[:3] == ["run-header", "findings", "summary"]
-    assert ids[-2:] == ["run-details", "appendix"]
+    assert ids[-3:] == ["run-details", "evidence", "appendix"]
     # the families' sections in their declared order, the segments table in its place
-    families = [i for i in ids[3:-2] if i != "segments"]
+    families = [i for i in ids[3:-3] if i != "segments"]
     assert families == [a for a in declared if a in families]
     assert ids.index("segments") == 3 + sum(
         s.order < SEGMENTS_ORDER for s in CATALOG.sections if s.anchor in ids
@@ -75,7 +75,7 @@ def test_the_report_has_every_section_in_order(
     context = run_report_context(
         real_runs, real_runs.latest_run("retail_pd"), model=real_config.models[0]
     )
-    assert [p.anchor for p in context.sections] == ids[3:-2]
+    assert [p.anchor for p in context.sections] == ids[3:-3]
     toc = [a.attrs["href"] for a in page.get("nav", class_="toc").iter("a")]
     assert toc == [f"#{i}" for i in ids[1:]]
     headings = [s.get("h2").text() for s in page.iter("section") if s.find("h2")]
@@ -231,7 +231,7 @@ def test_a_failed_run_renders_with_its_error(
     path = render_run_report(real_config, real_runs, "retail_pd")
     assert path.name == "2025-04-30.html"
     page = _page(path)
-    assert _section_ids(page) == ["run-header", "run-details", "appendix"]
+    assert _section_ids(page) == ["run-header", "run-details", "evidence", "appendix"]
     alert = page.get("div", role="alert")
     assert "This run failed" in alert.text()
     assert "table 'loans' has no column 'bad'" in alert.text()

@@ -104,7 +104,7 @@ def _check_page(store: MetricStore, path: Path, features: Features) -> None:
     context = run_report_context(store, run, model=None)
     ids = [s.attrs["id"] for s in page.iter("section")]
     expected = ["run-header", "findings", "summary", *(s.anchor for s in context.sections)]
-    expected += ["run-details", "appendix"]
+    expected += ["run-details", "evidence", "appendix"]
     assert ids == expected, features.label()
     text = page.text()
     assert not RAW_EXCEPTION.search(text), RAW_EXCEPTION.findall(text)

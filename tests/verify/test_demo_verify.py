@@ -1,0 +1,64 @@
+"""The demo's runs verify: from its stored count tables, every run; from its source, a run,
+which fails, naming the window and its counts, once a month of the source is altered."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+import sqlite3
+from pathlib import Path
+
+from riskmon.config import load_config
+from riskmon.store import MetricStore
+from riskmon.verify import verify_from_store, verify_run
+
+JUNE = dt.date(2024, 6, 30)
+
+
+def test_every_demo_run_follows_from_its_stored_count_tables(demo: tuple[Path, str]) -> None:
+    folder, _ = demo
+    config = load_config(folder / "riskmon.yaml")
+    store = MetricStore.open(config.store.url)
+    checked = 0
+    for model in config.models:
+        for run in store.runs(model.name):
+            found = verify_from_store(model, run.as_of, store=store)
+            assert found.identical, found.lines()
+            assert {"stability", "quality"} <= set(found.recomputed)
+            checked += 1
+    assert checked == 36
+    store.engine.dispose()
+
+
+def test_a_demo_run_fails_to_verify_once_its_month_is_altered(
+    demo: tuple[Path, str], tmp_path: Path
+) -> None:
+    folder, _ = demo
+    config = load_config(folder / "riskmon.yaml")
+    store = MetricStore.open(config.store.url)
+    model = config.model("application_scorecard")
+    copy = tmp_path / "loans.db"
+    shutil.copy(folder / "loans.db", copy)
+    moved = model.model_copy(
+        update={"source": model.source.model_copy(update={"url": f"sqlite:///{copy}"})}
+    )
+    june = "score_date BETWEEN '2024-06-01' AND '2024-06-30'"
+    with sqlite3.connect(copy) as connection:
+        read = connection.execute(f"SELECT COUNT(*) FROM scored_loans WHERE {june}").fetchone()[0]
+        connection.execute(f"UPDATE scored_loans SET app_points = app_points - 40 WHERE {june}")
+        connection.execute(
+            f"DELETE FROM scored_loans WHERE loan_id IN "
+            f"(SELECT loan_id FROM scored_loans WHERE {june} LIMIT 5)"
+        )
+    found = verify_run(moved, JUNE, store=store)
+    store.engine.dispose()
+    assert not found.identical
+    causes = found.causes()
+    assert causes[0] == (
+        f"the source's rows changed: current window 2024-06-01 to 2024-06-30: read {read} → "
+        f"{read - 5}, used {read} → {read - 5}, unlabeled {read} → {read - 5}, count tables "
+        "differ"
+    ), causes
+    # the copy's URL is the only change of configuration, and said so
+    assert found.config_keys == ("source.url",)
+    assert len(causes) == 2
