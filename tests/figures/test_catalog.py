@@ -264,6 +264,7 @@ RISKMONS_FAMILIES = {
     "gains",
     "strength",
     "quality",
+    "scorecard",
 }
 
 
