@@ -293,6 +293,7 @@ FAMILY = Family(
             _judge,
             baseline=("mean_score",),
             finding="Characteristics have moved the mean score by many points",
+            applies=lambda model: bool(scored(model)),
             worse="higher",
         ),
     ),

@@ -19,7 +19,7 @@ from riskmon.report import render_run_report
 from riskmon.run import run_model
 
 from ..report.htmltree import parse
-from .books import book_model, fresh_store, report_config, write_loans
+from .books import book_model, days_of, fresh_store, report_config, write_loans
 
 AS_OF = dt.date(2025, 6, 30)
 LOANS_PER_MONTH = 250
@@ -64,10 +64,7 @@ def _book(seed: int) -> pd.DataFrame:
         frames.append(
             pd.DataFrame(
                 {
-                    "score_date": [
-                        (start + pd.Timedelta(days=int(d))).date()
-                        for d in rng.integers(0, start.days_in_month, n)
-                    ],
+                    "score_date": days_of(rng, start, n),
                     "income": income,
                     "region": rng.choice(["north", "south", "east", "west", "none"], n, p=p_region),
                     "age": rng.integers(18, 80, n).astype(float),
