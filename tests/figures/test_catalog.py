@@ -265,6 +265,8 @@ RISKMONS_FAMILIES = {
     "strength",
     "quality",
     "scorecard",
+    "special",
+    "overrides",
 }
 
 

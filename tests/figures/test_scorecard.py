@@ -150,6 +150,18 @@ def test_points_shifts_add_up_to_the_mean_score_shift(
     assert income_rows["special -999"]["actual"] == pytest.approx(
         (current["income"] == -999).mean(), abs=1e-12
     )
+    # the special value's share moved from 4 % to 10 %: its own rule says so
+    (special,) = [
+        f for f in outcome.figures if f.name == "special_share_change" and f.variable == "income"
+    ]
+    base_share = (baseline["income"] == -999).mean()
+    assert special.value == pytest.approx(
+        (current["income"] == -999).mean() - base_share, abs=1e-12
+    )
+    (moved,) = [
+        a for a in outcome.alerts if a.rule == "special_share_change" and a.variable == "income"
+    ]
+    assert moved.status in (Status.AMBER, Status.RED)
     alerts = {a.variable: a for a in outcome.alerts if a.rule == "points_shift"}
     assert alerts["income"].status in (Status.AMBER, Status.RED)
 
