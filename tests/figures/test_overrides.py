@@ -97,7 +97,9 @@ def _expected(loans: pd.DataFrame) -> dict[str, float]:
 def test_override_figures_equal_pandas(
     database: tuple[str, str], tmp_path: Path, column: str
 ) -> None:
-    _, url = database
+    dialect, url = database
+    if column == "override" and dialect != "sqlite":
+        pytest.skip("the two columns share the collect: the decision column covers every engine")
     book = _book(seed=3)
     write_loans(url, book)
     model = _model(url, **{column: column})
