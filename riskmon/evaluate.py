@@ -95,7 +95,7 @@ def evaluate(
         n_current,
         expected_n_current=expected_n_current,
     )
-    rules = CATALOG.for_kind(model.kind).rules
+    rules = [r for r in CATALOG.for_kind(model.kind).rules if r.applies is None or r.applies(model)]
     for segment in judge.figures.segments():
         for rule in rules:
             if rule.scope != "segment":

@@ -35,6 +35,12 @@ GRADE = "pd_grade"
 CUTOFF = "score_cutoff"
 #: the score on the coarse grid it is crossed with each challenger on
 CHALLENGER_GRID = "challenger_grid"
+#: the score at the cut-off (the policy decision) crossed with the final decision or override
+#: column: ``override:decision`` (a name no characteristic can take)
+OVERRIDE = "override:decision"
+#: the values of ``columns.decision``, and of ``columns.override``
+DECISIONS = ("accept", "decline")
+OVERRIDES = ("low_side", "high_side", "none")
 #: the prefix of a challenger's variable: ``challenger:NAME``, the joint table of the score's
 #: grid and the challenger's (a name no characteristic can take)
 CHALLENGER = "challenger:"

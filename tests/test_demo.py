@@ -169,6 +169,8 @@ def test_demo_refuses_a_folder_with_other_files(tmp_path: Path) -> None:
 
 #: the sections of each demo model's newest report, in page order: a change to the catalog's
 #: sections (a new family, an order changed, a section that stops applying) shows here
+#: the scorecard's own sections: its characteristic analysis and its overrides
+SCORECARD_SECTIONS = {"application_scorecard": (["characteristic-analysis"], ["overrides"])}
 DEMO_SECTIONS = {
     "application_scorecard": ["calibration", "cutoff"],
     "behaviour_pd": ["challenger", "calibration", "rating"],
@@ -184,15 +186,18 @@ def test_the_demo_reports_sections_in_their_pinned_order(
     newest = sorted((demo[0] / "reports" / model).glob("*.html"))[-1]
     page = parse(newest.read_text(encoding="utf-8"))
     ids = [s.attrs["id"] for s in page.iter("section")]
+    analysis, overrides = SCORECARD_SECTIONS.get(model, ([], []))
     assert ids == [
         "run-header",
         "findings",
         "summary",
         "stability",
         "characteristics",
+        *analysis,
         "discrimination",
         *DEMO_SECTIONS[model],
         "gains",
+        *overrides,
         "woe-iv",
         "segments",
         "data-quality",
@@ -202,3 +207,48 @@ def test_the_demo_reports_sections_in_their_pinned_order(
     ]
     toc = [a.attrs["href"] for a in page.get("nav", class_="toc").iter("a")]
     assert toc == [f"#{i}" for i in ids[1:]]
+
+
+#: the application scorecard's low-side override rate, as `riskmon history` reads it
+LOW_SIDE = ("application_scorecard", "low_side_override_rate")
+
+
+@pytest.mark.slow
+def test_the_demo_scorecard_adds_up_and_its_overrides_tell_their_story(
+    demo: tuple[Path, str],
+) -> None:
+    config = load_config(demo[0] / "riskmon.yaml")
+    store = MetricStore.open(config.store.url)
+    try:
+        # the book is scored from the configured points: the analysis explains the whole shift
+        shifts = store.history("application_scorecard", "score_mean_shift", population="current")
+        assert len(shifts) == 12
+        for point in store.runs("application_scorecard"):
+            (total,) = [f for f in store.figures(point.id) if f.name == "score_mean_shift"]
+            assert total.value is not None
+            assert abs(total.params["unexplained"]) < 1e-9, total.params
+        # bureau records go missing as the population drifts: the special value's share grows
+        special = store.history(
+            "application_scorecard",
+            "special_share_change",
+            variable="delinquencies_24m",
+            population="current",
+        )
+        assert special[0].value is not None
+        assert special[-1].value is not None
+        assert abs(special[0].value) < 0.02 < special[-1].value
+        # the broker channel's low-side overrides grow from March 2024 (the web's stay put)
+        broker, web = (
+            [
+                p.value
+                for p in store.history(*LOW_SIDE, segment=f"channel={c}", population="current")
+            ]
+            for c in ("broker", "web")
+        )
+        assert broker[0] is not None
+        assert broker[-1] is not None
+        assert web[-1] is not None
+        assert broker[-1] > 3 * broker[0]
+        assert broker[-1] > 3 * web[-1]
+    finally:
+        store.engine.dispose()

@@ -10,14 +10,14 @@ One ``GROUP BY`` per variable over the development window counts the loans per d
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 from sqlalchemy import ColumnElement, func, select
 
 from riskmon.collect import Source, SourceColumn, category_text, required_columns, usable_rows
-from riskmon.config import ModelConfig
+from riskmon.config import Characteristic, ModelConfig
 from riskmon.errors import InvalidDataError
 from riskmon.metrics import Binning, fit_binning, numeric_values
 from riskmon.plan import DateWindow
@@ -108,30 +108,10 @@ def fit_bins(model: ModelConfig, source: Source) -> FrozenBins:
         binnings |= _challenger_binnings(model, source, loans, window, values, counts)
     other_levels: dict[str, tuple[str, ...]] = {}
     for characteristic in model.characteristics:
-        column = loans.c[characteristic.source_column]
-        if characteristic.kind == "categorical":
-            levels, level_counts = _value_counts(source, loans, window, category_text(column))
-            binning = fit_binning(
-                np.asarray(levels, dtype=object),
-                kind="categorical",
-                sample_weight=level_counts,
-                max_levels=model.bins.max_levels,
-            )
-            binnings[characteristic.name] = binning
-            if binning.other:
-                kept = {level for group in binning.levels for level in group}
-                other_levels[characteristic.name] = tuple(
-                    sorted({str(v) for v in levels if v is not None} - kept)
-                )
-        else:
-            raw, raw_counts = _value_counts(source, loans, window, column)
-            try:
-                x = numeric_values(np.asarray(raw, dtype=object))
-            except InvalidDataError as exc:
-                raise source.error(str(exc), column=_column(model, characteristic.name)) from None
-            binnings[characteristic.name] = fit_binning(
-                x, kind="numeric", n_bins=model.bins.characteristics, sample_weight=raw_counts
-            )
+        binning, others = _characteristic_binning(model, source, loans, window, characteristic)
+        binnings[characteristic.name] = binning
+        if others is not None:
+            other_levels[characteristic.name] = others
     return FrozenBins(
         binnings,
         grid,
@@ -140,6 +120,57 @@ def fit_bins(model: ModelConfig, source: Source) -> FrozenBins:
         float(values.min()),
         other_levels,
     )
+
+
+def _characteristic_binning(
+    model: ModelConfig,
+    source: Source,
+    loans: Any,
+    window: DateWindow,
+    characteristic: Characteristic,
+) -> tuple[Binning, tuple[str, ...] | None]:
+    """A characteristic's bins: the scorecard's own attributes when the configuration gives
+    them, else fitted on the development window; its special values, each a bin of its own,
+    left out of the fit. For a categorical one with an "other" bin, the baseline's levels in it."""
+    column = loans.c[characteristic.source_column]
+    if characteristic.kind == "categorical":
+        special = tuple(str(v) for v in characteristic.special_values)
+        levels, level_counts = _value_counts(source, loans, window, category_text(column))
+        ordinary = [i for i, v in enumerate(levels) if v is None or str(v) not in special]
+        if characteristic.explicit:
+            binning = Binning(
+                "categorical", levels=characteristic.level_groups, other=True, special=special
+            )
+        else:
+            binning = replace(
+                fit_binning(
+                    np.asarray([levels[i] for i in ordinary], dtype=object),
+                    kind="categorical",
+                    sample_weight=level_counts[ordinary],
+                    max_levels=model.bins.max_levels,
+                ),
+                special=special,
+            )
+        if not binning.other:
+            return binning, None
+        kept = {level for group in binning.levels for level in group} | set(special)
+        return binning, tuple(sorted({str(v) for v in levels if v is not None} - kept))
+    numbers = tuple(float(v) for v in characteristic.special_values)
+    if characteristic.explicit:
+        return Binning("numeric", edges=characteristic.edges, special=numbers), None
+    raw, raw_counts = _value_counts(source, loans, window, column)
+    try:
+        x = numeric_values(np.asarray(raw, dtype=object))
+    except InvalidDataError as exc:
+        raise source.error(str(exc), column=_column(model, characteristic.name)) from None
+    ordinary_values = ~np.isin(x, numbers)
+    fitted = fit_binning(
+        x[ordinary_values],
+        kind="numeric",
+        n_bins=model.bins.characteristics,
+        sample_weight=raw_counts[ordinary_values],
+    )
+    return replace(fitted, special=numbers), None
 
 
 def _challenger_binnings(

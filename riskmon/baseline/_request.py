@@ -19,7 +19,10 @@ from riskmon.records import (
     CHALLENGER_GRID,
     CURRENT,
     CUTOFF,
+    DECISIONS,
     GRADE,
+    OVERRIDE,
+    OVERRIDES,
     SCORE,
     SCORE_RANKING,
     challenger_variable,
@@ -72,6 +75,19 @@ def cutoff_binning(model: ModelConfig) -> Binning | None:
     return Binning("numeric", edges=(float(np.nextafter(float(cutoff), -np.inf)),))
 
 
+def override_variable(model: ModelConfig) -> Variable | None:
+    """The joint table of the policy decision (the score at the cut-off; without a cut-off one
+    bin of every score) and the final decision (``columns.decision``) or the override
+    (``columns.override``), None when neither column is configured."""
+    column = model.columns.decision or model.columns.override
+    if column is None:
+        return None
+    levels = DECISIONS if model.columns.decision is not None else OVERRIDES
+    decided = Variable(OVERRIDE, column, Binning("categorical", levels=tuple((v,) for v in levels)))
+    policy = cutoff_binning(model) or Binning("numeric")
+    return Variable(OVERRIDE, model.columns.score, policy, crossed=decided)
+
+
 def variables(model: ModelConfig, bins: FrozenBins) -> list[Variable]:
     """What a collect pass reads for ``model`` on frozen ``bins``."""
     score = model.columns.score
@@ -91,6 +107,9 @@ def variables(model: ModelConfig, bins: FrozenBins) -> list[Variable]:
     cutoff = cutoff_binning(model)
     if cutoff is not None:
         out.append(Variable(CUTOFF, score, cutoff))
+    overrides = override_variable(model)
+    if overrides is not None:
+        out.append(overrides)
     grid = bins.binnings.get(CHALLENGER_GRID)
     for challenger in model.challengers:
         name = challenger_variable(challenger.label)

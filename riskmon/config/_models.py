@@ -24,6 +24,7 @@ from riskmon.config._base import days as _days
 from riskmon.config._base import twice as _twice
 from riskmon.config._families import Calibration, Challenger, Rating
 from riskmon.config._paths import path_relative_to_config, unset_allowed, url_relative_to_config
+from riskmon.config._scorecard import ScorecardAttributes
 from riskmon.config._thresholds import Thresholds
 from riskmon.cron import cron_trigger, time_zone
 from riskmon.redact import database_url, mask_url, register_secret
@@ -185,18 +186,34 @@ class ColumnMap(_Strict):
     #: the identity that links an obligor's snapshots on two score dates (rating migration);
     #: default: ``id``
     obligor: str | None = None
+    #: the final decision, ``accept`` or ``decline``, beside the cut-off's (an override where
+    #: they differ); or the override itself: ``low_side``, ``high_side`` or ``none``
+    decision: str | None = None
+    override: str | None = None
+
+    @model_validator(mode="after")
+    def _one_override_column(self) -> ColumnMap:
+        if self.decision is not None and self.override is not None:
+            raise ValueError("expected at most one of 'decision' or 'override', got both")
+        return self
 
     @property
     def obligor_column(self) -> str:
         return self.obligor or self.id
 
 
-class Characteristic(_Strict):
-    """One model input monitored for stability (CSI) and strength (WOE/IV)."""
+class Characteristic(ScorecardAttributes):
+    """One model input monitored for stability (CSI) and strength (WOE/IV); binned on the
+    scorecard's own attributes when they are given (:class:`ScorecardAttributes`)."""
 
     name: str
     kind: Literal["numeric", "categorical"]
     column: str | None = None
+
+    @model_validator(mode="after")
+    def _attributes_fit_kind(self) -> Characteristic:
+        self.check_attributes(self.kind)
+        return self
 
     @property
     def source_column(self) -> str:
@@ -344,6 +361,15 @@ class ModelConfig(_Strict):
                     f"challengers[{i}]: expected a column other than the score "
                     f"{self.columns.score!r}, got it"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _override_needs_cutoff(self) -> ModelConfig:
+        if self.columns.decision is not None and self.calibration.cutoff is None:
+            raise ValueError(
+                "columns.decision: expected calibration.cutoff too (the policy decision the "
+                "final decision is compared with), got no cut-off"
+            )
         return self
 
     @model_validator(mode="after")

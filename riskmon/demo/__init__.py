@@ -11,9 +11,10 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from riskmon.config import Period
+from riskmon.demo import scorecard
 from riskmon.demo.accounts import AccountSpec, generate_accounts
 from riskmon.demo.book import (
     CATEGORICAL_CHARACTERISTICS,
@@ -39,6 +40,8 @@ DEMO_SPEC = BookSpec(
     drift_from=dt.date(2024, 4, 1),  # current populations drift from April 2024
     degrade_from=dt.date(2023, 4, 1),  # cohorts scored from April 2023 lose discrimination
     bad_segment_from=dt.date(2023, 6, 1),  # broker loans from June 2023 default more
+    scorecard=True,  # app_points from the points table of riskmon.demo.scorecard
+    overrides_from=dt.date(2024, 3, 1),  # broker underwriters override more from March 2024
 )
 #: the as-of dates of the monthly runs: month ends, those the demo's schedule (``0 2 1 * *``,
 #: on the 1st) runs as of (riskmon.cron.as_of_started_on)
@@ -58,9 +61,15 @@ def demo_config(folder: Path) -> dict[str, object]:
     """The demo's configuration: two models on one table of scored loans, and a behavioural
     rating of re-rated accounts."""
     source = {"url": f"sqlite:///{(folder / 'loans.db').resolve()}", "table": "scored_loans"}
-    characteristics = [{"name": n, "kind": "numeric"} for n in NUMERIC_CHARACTERISTICS] + [
-        {"name": n, "kind": "categorical"} for n in CATEGORICAL_CHARACTERISTICS
-    ]
+    characteristics: list[dict[str, Any]] = [
+        {"name": n, "kind": "numeric"} for n in NUMERIC_CHARACTERISTICS
+    ] + [{"name": n, "kind": "categorical"} for n in CATEGORICAL_CHARACTERISTICS]
+    # "no bureau record", a special value counted in a bin of its own
+    no_record = {"name": "delinquencies_24m", "kind": "numeric", "special": [scorecard.NO_RECORD]}
+    characteristics = [no_record if c["name"] == no_record["name"] else c for c in characteristics]
+    # the application scorecard's own attributes and points (riskmon.demo.scorecard)
+    attributes = {a["name"]: a for a in scorecard.ATTRIBUTES}
+    scored = [attributes.get(str(c["name"]), c) for c in characteristics]
     common: dict[str, object] = {
         "source": source,
         "characteristics": characteristics,
@@ -86,14 +95,16 @@ def demo_config(folder: Path) -> dict[str, object]:
             {
                 "name": "application_scorecard",
                 **common,
-                "columns": {**columns, "score": "app_points"},
+                "characteristics": scored,
+                # the underwriters' final decision beside the cut-off's: overrides
+                "columns": {**columns, "score": "app_points", "decision": "decision"},
                 "score_direction": "higher_is_safer",
                 # the scorecard's points as a PD: 600 points at 11:1 good:bad odds, odds
                 # doubling every 37 points (fitted on the development window)
                 # loans below 560 points are declined; a bad accepted costs five good declined
                 "calibration": {
                     "points_to_pd": {"points": 600, "odds": 11, "pdo": 37},
-                    "cutoff": 560,
+                    "cutoff": scorecard.CUTOFF,
                     "costs": {"false_accept": 5, "false_decline": 1},
                 },
             },

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from riskmon.demo import scorecard
 from riskmon.demo._points import APPLICATION, fit_logit, points
 
 REGIONS = ("north", "south", "east", "west", "centre", "coast", "hills", "capital")
@@ -92,6 +93,11 @@ class BookSpec:
     maturity_months: int = 12
     #: months over which drift and degradation grow to their full size
     ramp_months: float = 6.0
+    #: score ``app_points`` with the points table of :mod:`riskmon.demo.scorecard` (with its
+    #: special value and the underwriters' ``decision``) instead of the fitted log-odds
+    scorecard: bool = False
+    #: with ``scorecard``: the broker channel's low-side overrides grow from this date
+    overrides_from: dt.date | None = None
 
 
 def _ramp(dates: np.ndarray, start: dt.date | None, months: float) -> np.ndarray:
@@ -219,6 +225,10 @@ def generate_book(spec: BookSpec) -> pd.DataFrame:
     challenger = np.round(_sigmoid(intercept + slope * seen), 4)
     challenger[challenger_rng.random(n) < 0.02] = np.nan  # written as NULL
     frame["behaviour_challenger"] = challenger
+    if spec.scorecard:
+        frame = scorecard.apply(
+            frame, seed=spec.seed, drift_from=spec.drift_from, overrides_from=spec.overrides_from
+        )
     matured_until = pd.Timestamp(spec.end) - pd.DateOffset(months=spec.maturity_months)
     unmatured = pd.to_datetime(frame["score_date"]) > matured_until
     frame["default_12m"] = pd.array(np.where(unmatured, pd.NA, default), dtype="Int64")

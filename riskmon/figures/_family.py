@@ -142,6 +142,9 @@ class Rule:
     #: p-value; the default of a rule whose ``tested`` is "p"), or None (the whole
     #: population's alert, else the first)
     worse: Literal["higher", "lower"] | None = None
+    #: whether the rule applies to a model (None: to every model of its family's kinds); a
+    #: rule that does not apply judges nothing, not even a segment too small to judge
+    applies: Callable[[ModelConfig], bool] | None = None
 
     @property
     def worst(self) -> Literal["higher", "lower"] | None:

@@ -8,6 +8,7 @@ definition into a ``CASE`` expression), so both sides always agree on which bin 
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
@@ -20,6 +21,8 @@ from riskmon.errors import InvalidDataError
 
 MISSING_LABEL = "missing"
 UNSEEN_LABEL = "unseen"
+#: the label of a special value's bin starts with this
+SPECIAL_LABEL = "special"
 #: the last bin of a categorical binning that kept only its most frequent levels
 OTHER_LABEL = "other"
 
@@ -78,12 +81,16 @@ class Binning:
     categories unseen when the binning was fitted — or, with ``other``, the "other" bin of
     every level not in ``levels``: those the fit left out (it kept only the most frequent)
     and those it never saw.
+
+    ``special`` values (a numeric ``-999`` "no bureau record", a level ``"none"``) each form a
+    bin of their own after those: a special value is never counted in an ordinary bin.
     """
 
     kind: Kind
     edges: tuple[float, ...] = ()
     levels: tuple[tuple[str, ...], ...] = ()
     other: bool = False
+    special: tuple[float | str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind == "numeric":
@@ -100,15 +107,43 @@ class Binning:
             flat = [v for group in self.levels for v in group]
             if len(flat) != len(set(flat)):
                 raise InvalidDataError(f"Expected each level in one bin only, got {self.levels!r}")
+            if set(flat) & {str(v) for v in self.special}:
+                raise InvalidDataError(
+                    f"Expected special values outside the levels, got {list(self.special)!r} "
+                    f"and levels {self.levels!r}"
+                )
         else:
             raise InvalidDataError(f"Expected kind 'numeric' or 'categorical', got {self.kind!r}")
+        self._check_special()
+
+    def _check_special(self) -> None:
+        if len(set(self.special)) != len(self.special):
+            raise InvalidDataError(f"Expected distinct special values, got {list(self.special)!r}")
+        if self.kind == "numeric" and not all(
+            isinstance(v, float) and math.isfinite(v) for v in self.special
+        ):
+            raise InvalidDataError(
+                f"Expected finite numbers as a numeric binning's special values, got "
+                f"{list(self.special)!r}"
+            )
+        if self.kind == "categorical" and not all(isinstance(v, str) for v in self.special):
+            raise InvalidDataError(
+                f"Expected texts as a categorical binning's special values, got "
+                f"{list(self.special)!r}"
+            )
 
     @property
     def n_bins(self) -> int:
-        """Number of bins, the missing (and unseen) bins included."""
+        """Number of bins, the missing (and unseen) bins and the special values' included."""
         if self.kind == "numeric":
-            return len(self.edges) + 2
-        return len(self.levels) + 2
+            return len(self.edges) + 2 + len(self.special)
+        return len(self.levels) + 2 + len(self.special)
+
+    @property
+    def special_indices(self) -> tuple[int, ...]:
+        """The bin of each special value, in the order of ``special`` (the last bins)."""
+        first = self.n_bins - len(self.special)
+        return tuple(range(first, self.n_bins))
 
     @property
     def missing_index(self) -> int:
@@ -127,14 +162,21 @@ class Binning:
             bounds = ["-inf", *(_format_edge(e) for e in self.edges), "inf"]
             value_bins = [f"({lo}, {hi}]" for lo, hi in itertools.pairwise(bounds)]
             value_bins[-1] = value_bins[-1][:-1] + ")"
-            return (*value_bins, MISSING_LABEL)
+            return (*value_bins, MISSING_LABEL, *self._special_labels)
         last = OTHER_LABEL if self.other else UNSEEN_LABEL
-        return (*("|".join(group) for group in self.levels), MISSING_LABEL, last)
+        levels = ("|".join(group) for group in self.levels)
+        return (*levels, MISSING_LABEL, last, *self._special_labels)
+
+    @property
+    def _special_labels(self) -> tuple[str, ...]:
+        shown = (_format_edge(v) if isinstance(v, float) else v for v in self.special)
+        return tuple(f"{SPECIAL_LABEL} {v}" for v in shown)
 
     @property
     def n_value_bins(self) -> int:
-        """Number of bins that hold values (the missing and unseen bins excluded)."""
-        return self.n_bins - (1 if self.kind == "numeric" else 2)
+        """Number of bins that hold ordinary values (the missing, unseen and special bins
+        excluded)."""
+        return self.n_bins - (1 if self.kind == "numeric" else 2) - len(self.special)
 
     def assign(self, values: Any) -> npt.NDArray[np.intp]:
         """The bin index of each value (missing values to the missing bin).
@@ -150,11 +192,15 @@ class Binning:
         >>> groups = Binning("categorical", levels=(("a", "b"), ("c",)))
         >>> groups.assign(["b", "c", None, "z"]).tolist()
         [0, 1, 2, 3]
+        >>> Binning("numeric", edges=(1.0,), special=(-999.0,)).assign([-999, 0, 2]).tolist()
+        [3, 0, 1]
         """
         if self.kind == "numeric":
             x = numeric_values(values)
             index = np.searchsorted(np.asarray(self.edges, dtype=np.float64), x, side="left")
             index[np.isnan(x)] = self.missing_index
+            for value, special in zip(self.special, self.special_indices, strict=True):
+                index[x == value] = special
             return index.astype(np.intp, copy=False)
         codes, texts = level_codes(values)
         # one lookup per distinct value, then a gather: cheap on millions of rows
@@ -163,7 +209,10 @@ class Binning:
 
     @cached_property
     def _level_bins(self) -> dict[str, int]:
-        return {v: i for i, group in enumerate(self.levels) for v in group}
+        ordinary = {v: i for i, group in enumerate(self.levels) for v in group}
+        return ordinary | {
+            str(v): i for v, i in zip(self.special, self.special_indices, strict=True)
+        }
 
     def text_bin(self, text: str | None) -> int:
         """The bin of one categorical value given as its text, by the rules of :meth:`assign`:
@@ -183,28 +232,44 @@ class Binning:
         levels: list[tuple[str, ...] | None] = [None] * k
         if self.kind == "numeric":
             bounds = np.r_[-np.inf, np.asarray(self.edges, dtype=np.float64), np.inf]
-            lower[: k - 1] = bounds[:-1]
-            upper[: k - 1] = bounds[1:]
+            ordinary = len(self.edges) + 1
+            lower[:ordinary] = bounds[:-1]
+            upper[:ordinary] = bounds[1:]
+            for value, i in zip(self.special, self.special_indices, strict=True):
+                lower[i] = upper[i] = value
         else:
-            levels = [*self.levels, (), ()]
+            levels = [*self.levels, (), (), *((str(v),) for v in self.special)]
         return pd.DataFrame(
             {"bin": list(self.labels), "lower": lower, "upper": upper, "levels": levels}
         )
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable form, as stored with a frozen baseline."""
+        out: dict[str, Any]
         if self.kind == "numeric":
-            return {"kind": "numeric", "edges": list(self.edges)}
-        out: dict[str, Any] = {"kind": "categorical"}
-        out["levels"] = [list(group) for group in self.levels]
-        if self.other:
-            out["other"] = True
+            out = {"kind": "numeric", "edges": list(self.edges)}
+        else:
+            out = {"kind": "categorical", "levels": [list(group) for group in self.levels]}
+            if self.other:
+                out["other"] = True
+        if self.special:
+            out["special"] = list(self.special)
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Binning:
         """Inverse of :meth:`to_dict`."""
+        special = data.get("special", ())
         if data.get("kind") == "numeric":
-            return cls("numeric", edges=tuple(float(e) for e in data.get("edges", ())))
+            return cls(
+                "numeric",
+                edges=tuple(float(e) for e in data.get("edges", ())),
+                special=tuple(float(v) for v in special),
+            )
         levels = tuple(tuple(str(v) for v in group) for group in data.get("levels", ()))
-        return cls("categorical", levels=levels, other=bool(data.get("other", False)))
+        return cls(
+            "categorical",
+            levels=levels,
+            other=bool(data.get("other", False)),
+            special=tuple(str(v) for v in special),
+        )

@@ -21,6 +21,12 @@ def write_loans(url: str, book: pd.DataFrame) -> None:
     engine.dispose()
 
 
+def days_of(rng: Any, start: pd.Timestamp, n: int) -> list[Any]:
+    """``n`` random score dates in the month of ``start``."""
+    days = rng.integers(0, start.days_in_month, n)
+    return [(start + pd.Timedelta(days=int(d))).date() for d in days]
+
+
 def book_model(url: str, **model: Any) -> ModelConfig:
     """A model of the ``loans`` table at ``url``; ``model`` adds to or replaces its keys."""
     config: dict[str, Any] = {

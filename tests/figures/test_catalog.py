@@ -264,6 +264,9 @@ RISKMONS_FAMILIES = {
     "gains",
     "strength",
     "quality",
+    "scorecard",
+    "special",
+    "overrides",
 }
 
 
