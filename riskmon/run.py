@@ -160,7 +160,11 @@ def run_model(
                 record = replace(record, snapshot=source.snapshot)
                 baseline = for_run(model, source, store, plan)
                 collected = collect(
-                    source, baseline.request, strategy=strategy, migrations=baseline.migrations
+                    source,
+                    baseline.request,
+                    strategy=strategy,
+                    migrations=baseline.migrations,
+                    vintages=baseline.vintages,
                 )
             figures, bins = compute_run(model, collected, baseline.bins, baseline.frozen)
             counts = _counts(collected)

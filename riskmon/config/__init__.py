@@ -15,7 +15,15 @@ from riskmon.config._deployment import (
     StoreConfig,
     model_fingerprint,
 )
-from riskmon.config._families import Calibration, Challenger, Costs, GradeColumn, PointsToPd, Rating
+from riskmon.config._families import (
+    Calibration,
+    Challenger,
+    Costs,
+    GradeColumn,
+    PointsToPd,
+    Rating,
+    Vintages,
+)
 from riskmon.config._load import (
     key_path,
     load_config,
@@ -70,6 +78,7 @@ __all__ = [
     "SourceConfig",
     "StoreConfig",
     "Thresholds",
+    "Vintages",
     "Window",
     "key_path",
     "load_config",
