@@ -170,9 +170,9 @@ def test_demo_refuses_a_folder_with_other_files(tmp_path: Path) -> None:
 #: the sections of each demo model's newest report, in page order: a change to the catalog's
 #: sections (a new family, an order changed, a section that stops applying) shows here
 DEMO_SECTIONS = {
-    "application_scorecard": ["calibration", "cutoff"],
-    "behaviour_pd": ["challenger", "calibration", "rating"],
-    "behaviour_rating": ["calibration", "rating", "migration"],
+    "application_scorecard": ["calibration", "early-warning", "cutoff"],
+    "behaviour_pd": ["challenger", "calibration", "early-warning", "rating"],
+    "behaviour_rating": ["calibration", "early-warning", "rating", "migration"],
 }
 
 
