@@ -32,6 +32,10 @@ def event_dates(
     late = np.maximum(when - lead, dates)
     cured = ~defaulted & (rng.random(n) < CURED_DPD30)
     last = np.datetime64(end, "D")
-    default_date = np.where(defaulted & (when <= last), when.astype(object), None)
-    dpd30 = np.where((defaulted | cured) & (late <= last), late.astype(object), None)
+    default_date = np.full(n, None, dtype=object)
+    known = defaulted & (when <= last)
+    default_date[known] = when[known].astype(object)
+    dpd30 = np.full(n, None, dtype=object)
+    late_known = (defaulted | cured) & (late <= last)
+    dpd30[late_known] = late[late_known].astype(object)
     return default_date, dpd30
