@@ -99,6 +99,8 @@ def expected_figures(
         "bins": len(r.n),
         "window": None if window is None else str(window),
     }
+    if population == PERFORMANCE:  # the report moves the cohort's figures to its own date
+        interval["performance_window"] = tables.model.performance_window.model_dump()
     out = []
     for name in EXPECTED:
         value = finite(values[name])
