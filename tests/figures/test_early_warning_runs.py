@@ -137,14 +137,14 @@ def test_stored_figures_equal_the_library_and_pandas_on_the_loans(
         assert curve["observed"][m] == pytest.approx(((months <= m) & known).sum() / len(vintage))
 
 
-def _flags(url: str, name: str, tmp_path: Path) -> list[dict[str, Status]]:
-    """Per run of the year, the worst status of each new rule (every segment and vintage)."""
+def _flags(url: str, name: str, tmp_path: Path, dates: list[dt.date]) -> list[dict[str, Status]]:
+    """Per run, the worst status of each new rule (every segment and vintage)."""
     model = _model(url, name)
     store = fresh_store(tmp_path / name)
     if name == "understated":
         _STORES[name] = (store, model)
     out = []
-    for as_of in AS_OF:
+    for as_of in dates:
         outcome = run_model(model, as_of, store=store)
         assert outcome.ok, outcome.error
         out.append(
@@ -172,24 +172,26 @@ def test_a_calibrated_model_stays_quiet_and_understated_pds_are_flagged_by_mob_6
     url, _ = book_url
     (tmp_path / "calibrated").mkdir()
     (tmp_path / "understated").mkdir()
-    calibrated = _flags(url, "calibrated", tmp_path)
+    calibrated = _flags(url, "calibrated", tmp_path, AS_OF)
     # true default rates equal to the PDs: about 30 tests a run (10 vintages × 3 segments),
     # RED only below p = 0.001 after Benjamini-Hochberg
     assert all(Status.RED not in run.values() for run in calibrated), calibrated
-    understated = _flags(url, "understated", tmp_path)
+    mob_6 = dt.date(2025, 7, 31)  # the January vintage's sixth month on book
+    understated = _flags(url, "understated", tmp_path, AS_OF[: AS_OF.index(mob_6) + 1])
     # true default rates 1.6 times the PDs from January 2025: by MOB 6 (the run of July 2025)
     # the January vintage expects about 2,000 × 6 % × σ(6) ≈ 60 defaults and has about 96,
     # z ≈ 4.8
-    by_mob_6 = [
-        run["vintage_defaults"] for run in understated[: AS_OF.index(dt.date(2025, 7, 31)) + 1]
-    ]
-    assert Status.RED in by_mob_6, understated
+    assert Status.RED in [run["vintage_defaults"] for run in understated], understated
     # the report's early-warning section names the flagged vintages and draws the curves
     store, model = _STORES["understated"]
     config = report_config(store, model, tmp_path)
-    page = parse(render_run_report(config, store, model.name, dt.date(2025, 7, 31)).read_text())
+    page = parse(render_run_report(config, store, model.name, mob_6).read_text())
     section = page.get("section", id="early-warning")
-    assert section.get("tr", **{"data-vintage": "2025-01"}).find("span") is not None
+    january = section.get("tr", **{"data-vintage": "2025-01"})
+    assert "RED" in january.text()  # the first affected vintage, at MOB 6
+    assert "2024-12" not in {
+        r.attrs.get("data-vintage") for r in section.iter("tr") if "RED" in r.text()
+    }
     assert re.search(r"Flagged: [^.]*2025-01", section.text())
     assert len(list(section.iter("svg"))) == 3
     assert page.find("a", href="#early-warning") is not None
