@@ -161,7 +161,11 @@ def run_model(
                 record = replace(record, snapshot=source.snapshot)
                 baseline = for_run(model, source, store, plan)
                 collected = collect(
-                    source, baseline.request, strategy=strategy, migrations=baseline.migrations
+                    source,
+                    baseline.request,
+                    strategy=strategy,
+                    migrations=baseline.migrations,
+                    vintages=baseline.vintages,
                 )
                 provenance = run_provenance(model, source, collected, baseline.stored)
             figures, bins = compute_run(model, collected, baseline.bins, baseline.frozen)

@@ -172,9 +172,9 @@ def test_demo_refuses_a_folder_with_other_files(tmp_path: Path) -> None:
 #: the scorecard's own sections: its characteristic analysis and its overrides
 SCORECARD_SECTIONS = {"application_scorecard": (["characteristic-analysis"], ["overrides"])}
 DEMO_SECTIONS = {
-    "application_scorecard": ["calibration", "cutoff"],
-    "behaviour_pd": ["challenger", "calibration", "rating"],
-    "behaviour_rating": ["calibration", "rating", "migration"],
+    "application_scorecard": ["calibration", "early-warning", "cutoff"],
+    "behaviour_pd": ["challenger", "calibration", "early-warning", "rating"],
+    "behaviour_rating": ["calibration", "early-warning", "rating", "migration"],
 }
 
 

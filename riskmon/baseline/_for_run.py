@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from riskmon.baseline._bins import FrozenBins
 from riskmon.baseline._freeze import latest_or_freeze
 from riskmon.baseline._records import frozen_bins
-from riskmon.baseline._request import collect_request, migration_request
-from riskmon.collect import CollectRequest, MigrationRequest, Population, Source
+from riskmon.baseline._request import collect_request, migration_request, vintage_request
+from riskmon.collect import CollectRequest, MigrationRequest, Population, Source, VintageRequest
 from riskmon.config import ModelConfig
 from riskmon.figures import FrozenBaseline
 from riskmon.plan import RunPlan
@@ -29,6 +29,8 @@ class RunBaseline:
     request: CollectRequest
     #: the obligors' migrations into the current window (None unless ``rating.migration``)
     migrations: MigrationRequest | None
+    #: the vintage curves up to the run's date (None without ``columns.default_date``)
+    vintages: VintageRequest | None = None
 
 
 def for_run(model: ModelConfig, source: Source, store: MetricStore, plan: RunPlan) -> RunBaseline:
@@ -53,4 +55,5 @@ def of_stored(model: ModelConfig, stored: StoredBaseline, plan: RunPlan) -> RunB
         bins=bins,
         request=collect_request(model, bins, populations),
         migrations=migration_request(model, bins, plan.current),
+        vintages=vintage_request(model, bins, plan.as_of, known_by=plan.as_of),
     )

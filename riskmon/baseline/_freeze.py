@@ -28,13 +28,13 @@ from dataclasses import replace
 
 from riskmon.baseline._bins import fit_bins
 from riskmon.baseline._records import check_matches, variable_records
-from riskmon.baseline._request import collect_request, migration_request
+from riskmon.baseline._request import collect_request, migration_request, vintage_request
 from riskmon.baseline._tables import CollectedRun, Unfrozen
 from riskmon.collect import ALL, Population, Source, collect
-from riskmon.config import ModelConfig, model_fingerprint
+from riskmon.config import ModelConfig, Period, model_fingerprint
 from riskmon.errors import ConfigError
 from riskmon.figures import CATALOG
-from riskmon.plan import DateWindow, window_ending
+from riskmon.plan import DateWindow, add, window_ending
 from riskmon.records import BASELINE, DEVELOPMENT, SCORE, FigureRecord
 from riskmon.store import MetricStore, StoreConflict, StoredBaseline
 
@@ -71,7 +71,12 @@ def freeze(
     migrating = migration_request(
         model, bins, window_ending(model.baseline.end, model.stability_window)
     )
-    collected = collect(source, request, migrations=migrating)
+    # the development window's vintages, matured: the default timing σ(m) a run expects
+    matured = add(model.baseline.end, Period(count=model.vintages.max_mob, unit="month"))
+    curves = vintage_request(model, bins, model.baseline.end, known_by=matured)
+    if curves is not None:
+        curves = replace(curves, window=replace(curves.window, start=window.start))
+    collected = collect(source, request, migrations=migrating, vintages=curves)
     figures = CATALOG.freeze(CollectedRun(model, collected, bins, Unfrozen()))
     _check_direction(model, figures, force=force)
     everyone = collected.counts[(BASELINE, ALL)]

@@ -4,14 +4,22 @@ score), where the PDs come from, and the migration pass."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
 
 from riskmon.baseline._bins import FrozenBins
-from riskmon.collect import CollectRequest, MigrationRequest, PdSource, Population, Variable
-from riskmon.config import GradeColumn, ModelConfig
+from riskmon.collect import (
+    CollectRequest,
+    MigrationRequest,
+    PdSource,
+    Population,
+    Variable,
+    VintageRequest,
+)
+from riskmon.config import GradeColumn, ModelConfig, Period
 from riskmon.errors import ConfigError
 from riskmon.metrics import Binning
 from riskmon.plan import DateWindow, subtract
@@ -158,3 +166,21 @@ def migration_request(
     # the grades alone; the obligor is linked by its own column, not checked as a loan id
     request = replace(request, variables=[grade], id=None, census=())
     return MigrationRequest(request, obligor=model.columns.obligor_column)
+
+
+def vintage_request(
+    model: ModelConfig, bins: FrozenBins, last: dt.date, known_by: dt.date
+) -> VintageRequest | None:
+    """What a vintage pass reads for ``model`` (None without ``columns.default_date``): the
+    vintages from ``vintages.max_mob`` months before ``last``'s month to ``last``, their events
+    as known by ``known_by``."""
+    columns = model.columns
+    if columns.default_date is None:
+        return None
+    events = {"default": columns.default_date}
+    if columns.delinquency is not None:
+        events |= columns.delinquency.model_dump(exclude_none=True)
+    max_mob = model.vintages.max_mob
+    first = subtract(last, Period(count=max_mob, unit="month")).replace(day=1)
+    request = collect_request(model, bins, [])
+    return VintageRequest(request, DateWindow(first, last), known_by, events, max_mob)

@@ -11,7 +11,14 @@ from riskmon.baseline._bins import FrozenBins
 from riskmon.collect import ALL, CollectedTables, MigrationTables
 from riskmon.config import ModelConfig
 from riskmon.figures import BaselineView
-from riskmon.metrics import Binning, CountTable, PdTable, TargetTable, score_grid_table
+from riskmon.metrics import (
+    Binning,
+    CountTable,
+    PdTable,
+    TargetTable,
+    VintageTable,
+    score_grid_table,
+)
 from riskmon.plan import DateWindow
 from riskmon.records import GRADE, SCORE, SCORE_RANKING, Exclusions, FigureRecord, LevelCensus
 
@@ -74,6 +81,9 @@ class CollectedRun:
         self, population: str, variable: str, segment: str = ALL
     ) -> TargetTable | None:
         return self.collected.target_tables.get((population, variable, segment))
+
+    def vintages(self, segment: str = ALL) -> VintageTable | None:
+        return self.collected.vintages.get(segment)
 
     @property
     def pd_problem(self) -> str | None:

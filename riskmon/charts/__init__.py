@@ -37,6 +37,7 @@ from riskmon.charts._frame import (
     nice_ticks,
 )
 from riskmon.charts._heatmap import HeatCell, HeatLabel, HeatMap, heat_map
+from riskmon.charts._lines import Series, lines_chart
 from riskmon.charts._trend import (
     bar_chart,
     sparkline,
@@ -65,6 +66,7 @@ __all__ = [
     "HeatMap",
     "LegendItem",
     "Line",
+    "Series",
     "Sparkline",
     "Tick",
     "bar_chart",
@@ -73,6 +75,7 @@ __all__ = [
     "cumulative",
     "heat_map",
     "ks_chart",
+    "lines_chart",
     "nice_ticks",
     "roc_chart",
     "sparkline",

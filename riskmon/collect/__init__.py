@@ -48,6 +48,8 @@ from riskmon.collect.tables import (
     Variable,
     assemble,
 )
+from riskmon.collect.vintages import VintageRequest
+from riskmon.collect.vintages import run as vintage_pass
 from riskmon.errors import SourceError
 from riskmon.records import ALL, Exclusions
 
@@ -87,10 +89,12 @@ def collect(
     *,
     strategy: Strategy = "auto",
     migrations: MigrationRequest | None = None,
+    vintages: VintageRequest | None = None,
 ) -> CollectedTables:
     """Every count table ``request`` asks for, read from ``source``; with ``migrations``, the
-    obligors' migrations too, read in the same transaction (so on one snapshot where the
-    engine gives one)."""
+    obligors' migrations too, and with ``vintages`` the vintage curves (always a pushed-down
+    ``GROUP BY``, :mod:`.vintages`), read in the same transaction (so on one snapshot where
+    the engine gives one)."""
     loans = source.check_columns(_request_columns(request))
     chosen = _resolve(strategy, source.engine.dialect.name, source.profile)
     tally = None
@@ -111,11 +115,14 @@ def collect(
             )
         if migrations is not None:
             tally = _migrations(source, connection, loans, migrations, chosen)
+        curves = {} if vintages is None else vintage_pass(connection, loans, vintages)
         excluded = _exclusions(connection, loans, request, source.profile)
         levels = census(connection, loans, request)
     _validate(source, request, aggregate, invalid_weights)
     _refuse_non_finite(source, request, excluded)
-    tables = replace(assemble(request, aggregate), exclusions=excluded, levels=levels)
+    tables = replace(
+        assemble(request, aggregate), exclusions=excluded, levels=levels, vintages=curves
+    )
     if tally is None:
         return tables
     return replace(tables, migrations=_checked(source, migrations, tally))
@@ -369,6 +376,7 @@ __all__ = [
     "SourceColumn",
     "Strategy",
     "Variable",
+    "VintageRequest",
     "category_text",
     "collect",
     "collect_migrations",

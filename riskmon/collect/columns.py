@@ -44,6 +44,13 @@ def required_columns(model: ModelConfig) -> list[SourceColumn]:
         SourceColumn(f"challengers[{i}].column", c.column, "numeric")
         for i, c in enumerate(model.challengers)
     ]
+    if cols.default_date:
+        out.append(SourceColumn("columns.default_date", cols.default_date, "date"))
+    if cols.delinquency is not None:
+        out += [
+            SourceColumn(f"columns.delinquency.{key}", name, "date")
+            for key, name in cols.delinquency.model_dump(exclude_none=True).items()
+        ]
     if model.rating.migration and cols.obligor:
         out.append(SourceColumn("columns.obligor", cols.obligor, "id"))
     return out

@@ -30,6 +30,7 @@ from riskmon.metrics import (
     CountTable,
     PdTable,
     TargetTable,
+    VintageTable,
 )
 from riskmon.plan import DateWindow
 from riskmon.records import ALL, Exclusions, LevelCensus
@@ -245,6 +246,8 @@ class CollectedTables:
     exclusions: dict[str, Exclusions] = field(default_factory=dict)
     #: the levels in each censused variable's last bin (unseen, or "other")
     levels: dict[str, LevelCensus] = field(default_factory=dict)
+    #: the vintage curves per segment, when they were asked for
+    vintages: dict[str, VintageTable] = field(default_factory=dict)
 
     def table(self, population: str, variable: str, segment: str = ALL) -> CountTable:
         """The count table of ``variable`` in ``population`` (and ``segment``)."""

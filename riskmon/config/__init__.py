@@ -17,7 +17,15 @@ from riskmon.config._deployment import (
     model_fingerprint,
 )
 from riskmon.config._diff import ConfigChange, config_changes
-from riskmon.config._families import Calibration, Challenger, Costs, GradeColumn, PointsToPd, Rating
+from riskmon.config._families import (
+    Calibration,
+    Challenger,
+    Costs,
+    GradeColumn,
+    PointsToPd,
+    Rating,
+    Vintages,
+)
 from riskmon.config._load import (
     key_path,
     load_config,
@@ -78,6 +86,7 @@ __all__ = [
     "SourceConfig",
     "StoreConfig",
     "Thresholds",
+    "Vintages",
     "Window",
     "config_changes",
     "key_path",

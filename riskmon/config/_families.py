@@ -117,6 +117,26 @@ class Rating(_Strict):
     min_rerated: int = Field(default=100, ge=1)
 
 
+class Vintages(_Strict):
+    """Vintage curves (with ``columns.default_date``): which months on book the
+    ``vintage_defaults`` rule judges, and how far the curves reach."""
+
+    #: a vintage's curve is judged at the latest of these MOBs it has reached
+    mobs: list[int] = Field(default_factory=lambda: [3, 6, 9])
+    #: the curves' last MOB: vintages scored this many months before the run are shown, and
+    #: the default timing σ(m) is learnt up to it
+    max_mob: int = Field(default=12, ge=1, le=120)
+
+    @model_validator(mode="after")
+    def _mobs_on_the_curve(self) -> Vintages:
+        outside = [m for m in self.mobs if not 1 <= m <= self.max_mob]
+        if outside or not self.mobs:
+            raise ValueError(
+                f"expected MOBs between 1 and max_mob ({self.max_mob}), got {self.mobs}"
+            )
+        return self
+
+
 class Challenger(_Strict):
     """A challenger score of the same loans, compared with the model's score (the champion)."""
 

@@ -22,7 +22,7 @@ from riskmon.config._base import Period
 from riskmon.config._base import Strict as _Strict
 from riskmon.config._base import days as _days
 from riskmon.config._base import twice as _twice
-from riskmon.config._families import Calibration, Challenger, Rating
+from riskmon.config._families import Calibration, Challenger, Rating, Vintages
 from riskmon.config._paths import path_relative_to_config, unset_allowed, url_relative_to_config
 from riskmon.config._scorecard import ScorecardAttributes
 from riskmon.config._thresholds import Thresholds
@@ -174,6 +174,14 @@ class SourceConfig(_Strict):
         return self
 
 
+class Delinquency(_Strict):
+    """The columns holding the date each loan first reached 30, 60 and 90 days past due."""
+
+    dpd30: str | None = None
+    dpd60: str | None = None
+    dpd90: str | None = None
+
+
 class ColumnMap(_Strict):
     """Which source column holds what."""
 
@@ -190,6 +198,12 @@ class ColumnMap(_Strict):
     #: they differ); or the override itself: ``low_side``, ``high_side`` or ``none``
     decision: str | None = None
     override: str | None = None
+    #: the date a loan defaulted (NULL if it has not): vintage curves of the cumulative
+    #: default rate by months on book, and the ``vintage_defaults`` rule
+    default_date: str | None = None
+    #: the dates a loan first reached 30, 60 and 90 days past due (NULL if it has not), for
+    #: ever-30+/60+/90+ vintage curves: ``{dpd30: col, dpd60: col, dpd90: col}``, any of them
+    delinquency: Delinquency | None = None
 
     @model_validator(mode="after")
     def _one_override_column(self) -> ColumnMap:
@@ -288,6 +302,8 @@ class ModelConfig(_Strict):
     bins: Bins = Bins()
     calibration: Calibration = Calibration()
     rating: Rating = Rating()
+    #: vintage curves, read when ``columns.default_date`` is set
+    vintages: Vintages = Vintages()
     #: challenger scores of the same loans, compared with the score (DeLong's paired test);
     #: a column name, or {column, name, score_direction}
     challengers: list[Challenger] = Field(default_factory=list)

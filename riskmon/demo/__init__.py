@@ -85,6 +85,9 @@ def demo_config(folder: Path) -> dict[str, object]:
         "score_date": "score_date",
         "label": "default_12m",
         "segments": ["channel"],
+        # vintage curves: the default date and the first 30+ days past due
+        "default_date": "default_date",
+        "delinquency": {"dpd30": "dpd30_date"},
     }
     return {
         "store": {

@@ -41,6 +41,7 @@ import pandas as pd
 
 from riskmon.demo import scorecard
 from riskmon.demo._points import APPLICATION, fit_logit, points
+from riskmon.demo.vintages import event_dates
 
 REGIONS = ("north", "south", "east", "west", "centre", "coast", "hills", "capital")
 NEW_REGION = "new_town"
@@ -232,6 +233,7 @@ def generate_book(spec: BookSpec) -> pd.DataFrame:
     matured_until = pd.Timestamp(spec.end) - pd.DateOffset(months=spec.maturity_months)
     unmatured = pd.to_datetime(frame["score_date"]) > matured_until
     frame["default_12m"] = pd.array(np.where(unmatured, pd.NA, default), dtype="Int64")
+    frame["default_date"], frame["dpd30_date"] = event_dates(spec.seed, dates, default, spec.end)
     frame["exposure"] = frame["loan_amount"]
     return frame
 

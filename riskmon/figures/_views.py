@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from riskmon.config import ModelConfig
-from riskmon.metrics import Binning, CountTable, PdTable, TargetTable
+from riskmon.metrics import Binning, CountTable, PdTable, TargetTable, VintageTable
 from riskmon.plan import DateWindow
 from riskmon.records import (
     ALL,
@@ -58,6 +58,10 @@ class RunTables(Protocol):
     ) -> TargetTable | None:
         """A continuous target's moments in a variable's bins (``Variable(moments=True)``),
         None when the run read no target."""
+        ...
+
+    def vintages(self, segment: str = ALL) -> VintageTable | None:
+        """The vintage curves of a segment (``columns.default_date``), None when not read."""
         ...
 
     @property

@@ -88,6 +88,14 @@ from riskmon.metrics._discrimination import (
     roc_auc_from_counts,
 )
 from riskmon.metrics._divergence import DEFAULT_SMOOTHING
+from riskmon.metrics._expected import (
+    EXACT_MAX_LOANS,
+    ExpectedPerformance,
+    defaults_interval,
+    expected_performance,
+    expected_performance_from_sums,
+    poisson_binomial_pmf,
+)
 from riskmon.metrics._grid import grid_auc_error_bound, grid_ks_error_bound, score_grid_table
 from riskmon.metrics._hosmer_lemeshow import HosmerLemeshowResult, hosmer_lemeshow_test
 from riskmon.metrics._lift import (
@@ -122,6 +130,12 @@ from riskmon.metrics._stability import (
     psi_noise_p,
 )
 from riskmon.metrics._target_sums import TARGET_MOMENTS, WEIGHTED_TARGET_MOMENTS, TargetTable
+from riskmon.metrics._vintages import (
+    VintageCurve,
+    VintageTable,
+    default_timing,
+    vintage_curve,
+)
 from riskmon.metrics._woe import (
     IVResult,
     information_value,
@@ -133,6 +147,7 @@ from riskmon.metrics._woe import (
 
 __all__ = [
     "DEFAULT_SMOOTHING",
+    "EXACT_MAX_LOANS",
     "MISSING_LABEL",
     "OTHER_LABEL",
     "PD_SUMS",
@@ -152,6 +167,7 @@ __all__ = [
     "CountTable",
     "DeLongTestResult",
     "DegenerateDataWarning",
+    "ExpectedPerformance",
     "GiniResult",
     "HerfindahlTestResult",
     "HosmerLemeshowResult",
@@ -164,6 +180,8 @@ __all__ = [
     "PdTable",
     "SpiegelhalterResult",
     "TargetTable",
+    "VintageCurve",
+    "VintageTable",
     "auc_test",
     "auc_test_from_counts",
     "average_confusion_metrics",
@@ -185,10 +203,14 @@ __all__ = [
     "cost_curve_from_counts",
     "cost_optimal_cutoff",
     "cost_optimal_cutoff_from_counts",
+    "default_timing",
+    "defaults_interval",
     "delong_test",
     "delong_test_from_counts",
     "expected_cost",
     "expected_cost_from_counts",
+    "expected_performance",
+    "expected_performance_from_sums",
     "fit_binning",
     "gini",
     "gini_from_counts",
@@ -215,6 +237,7 @@ __all__ = [
     "migration_matrix",
     "migration_stability_test",
     "numeric_values",
+    "poisson_binomial_pmf",
     "population_stability_index",
     "population_stability_index_from_counts",
     "precision_recall_curve",
@@ -236,6 +259,7 @@ __all__ = [
     "spiegelhalter_test_from_sums",
     "threshold_table",
     "threshold_table_from_counts",
+    "vintage_curve",
     "woe_table",
     "woe_table_from_counts",
 ]

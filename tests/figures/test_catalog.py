@@ -229,19 +229,24 @@ def test_every_baseline_figure_a_rule_reads_is_frozen_and_only_there() -> None:
                 "migration_mwb_lower",
             ),
             "iv_drop": ("iv",),
+            "concept_drift": ("expected_auc", "pd_bins_auc"),
+            "vintage_defaults": ("default_timing",),
         }.items()
     )
     assert {f.population for f in CATALOG.frozen} == {BASELINE}
     assert BASELINE not in {f.population for f in CATALOG.figures}
     read = {name for r in CATALOG.rules for name in r.baseline}
     assert read <= {f.name for f in CATALOG.frozen}
-    assert [f.name for f in CATALOG.frozen][:12] == [
+    assert [f.name for f in CATALOG.frozen][:15] == [
         "n_rows",
         "n_bads",
         "bad_rate",
         "ks",
         "auc",
         "gini",
+        "expected_auc",
+        "pd_bins_auc",
+        "default_timing",
         "migration_rerated",
         "migration_mwb_upper",
         "migration_mwb_lower",
@@ -257,6 +262,8 @@ RISKMONS_FAMILIES = {
     "discrimination",
     "challenger",
     "calibration",
+    "early_warning",
+    "vintages",
     "cutoff",
     "rating",
     "migration",
