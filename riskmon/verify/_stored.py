@@ -21,7 +21,7 @@ import numpy as np
 from riskmon.baseline import frozen_bins
 from riskmon.config import ModelConfig
 from riskmon.figures import CATALOG, BaselineView, FrozenBaseline
-from riskmon.metrics import CountTable, PdTable, TargetTable
+from riskmon.metrics import CountTable, PdTable, TargetTable, VintageTable
 from riskmon.plan import DateWindow
 from riskmon.records import ALL, BinRecord, Exclusions, LevelCensus, LevelCount
 from riskmon.store import MetricStore
@@ -140,6 +140,9 @@ class StoredTables:
     @property
     def migrations(self) -> Any:
         _missing("the obligors' migrations")
+
+    def vintages(self, segment: str = ALL) -> VintageTable | None:
+        _missing("the vintage curves (counts per vintage and month on book)")
 
 
 @dataclass(frozen=True)
