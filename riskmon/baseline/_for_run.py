@@ -40,7 +40,7 @@ def for_run(model: ModelConfig, source: Source, store: MetricStore, plan: RunPla
     bins = frozen_bins(stored)
     populations = [
         Population(CURRENT, plan.current, labeled=False),
-        Population(PERFORMANCE, plan.performance, labeled=True),
+        Population(PERFORMANCE, plan.performance, labeled=model.kind == "pd"),
     ]
     return RunBaseline(
         stored=stored,
