@@ -177,3 +177,31 @@ def test_a_kind_without_its_columns_is_refused() -> None:
             source="test",
             env={},
         )
+
+
+def test_an_empty_observation_period_is_not_available_and_renders(
+    sqlite_store: MetricStore, tmp_path: Path
+) -> None:
+    """No recovery closed in the period: the run succeeds, its figures are not available with a
+    reason, its rules NOT_EVALUABLE, and the section renders."""
+    url = f"sqlite:///{tmp_path / 'recoveries.db'}"
+    load(url, lgd_book(), table="recoveries")
+    model = lgd_model(url)
+    later = dt.date(2027, 6, 30)
+    outcome = run_model(model, later, store=sqlite_store, notify=False)
+    assert outcome.ok, outcome.error
+    run = sqlite_store.run(model.name, later)
+    assert run is not None
+    whole = {f.name: f for f in sqlite_store.figures(run.id) if f.population == PERFORMANCE}
+    assert whole["backtest_n"].value == 0
+    assert whole["backtest_p"].value is None
+    assert "at least 2" in str(whole["backtest_p"].reason)
+    assert whole["gauc"].value is None
+    assert whole["gauc"].reason
+    alerts = [a for a in sqlite_store.alerts(run.id) if a.rule == "backtest_underestimation"]
+    assert alerts
+    assert all(a.status == Status.NOT_EVALUABLE for a in alerts)
+    config = RiskmonConfig(store=StoreConfig(url="sqlite://", reports_dir=tmp_path / "reports"))
+    config = config.model_copy(update={"models": [model]})
+    path = render_run_report(config, sqlite_store, model.name, later)
+    assert parse(path.read_text(encoding="utf-8")).get("section", id="backtest")
