@@ -205,3 +205,18 @@ def test_an_empty_observation_period_is_not_available_and_renders(
     config = config.model_copy(update={"models": [model]})
     path = render_run_report(config, sqlite_store, model.name, later)
     assert parse(path.read_text(encoding="utf-8")).get("section", id="backtest")
+
+
+def test_a_realised_column_of_text_fails_the_run_naming_it(
+    sqlite_store: MetricStore, tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'recoveries.db'}"
+    book = lgd_book()
+    book["lgd_realised"] = (
+        book["lgd_realised"].astype(object).where(book.index % 7 != 0, "written off")
+    )
+    load(url, book, table="recoveries")
+    outcome = run_model(lgd_model(url), AS_OF, store=sqlite_store, notify=False)
+    assert not outcome.ok
+    assert "'lgd_realised'" in str(outcome.error)
+    assert "columns.realised" in str(outcome.error)
