@@ -161,7 +161,7 @@ def _maybe_warning(expected: bool) -> AbstractContextManager[object]:
 
 
 @settings(
-    max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     seed=st.integers(0, 2**31 - 1),
