@@ -120,13 +120,17 @@ class RunPlan:
 
 
 def plan_run(model: ModelConfig, as_of: dt.date) -> RunPlan:
-    """The windows of ``model``'s run as of ``as_of``."""
-    performance_end = subtract(as_of, model.performance_window)
+    """The windows of ``model``'s run as of ``as_of``: an LGD, CCF or EAD model's
+    performance cohort is the facilities whose recovery closed in the observation window
+    ending at ``as_of``."""
+    performance = window_ending(subtract(as_of, model.performance_window), model.stability_window)
+    if model.kind != "pd":
+        performance = window_ending(as_of, model.observation_window)
     return RunPlan(
         model=model.name,
         as_of=as_of,
         current=window_ending(as_of, model.stability_window),
-        performance=window_ending(performance_end, model.stability_window),
+        performance=performance,
         baseline=DateWindow(model.baseline.start, model.baseline.end),
     )
 
@@ -167,9 +171,12 @@ def plan_record(model: ModelConfig, plan: RunPlan) -> RunPlanRecord:
         current=(plan.current.start, plan.current.end),
         performance=(plan.performance.start, plan.performance.end),
         stability_window=str(model.stability_window),
-        performance_window=str(model.performance_window),
+        performance_window=str(
+            model.performance_window if model.kind == "pd" else model.observation_window
+        ),
         score=columns.score,
         score_direction=model.score_direction,
-        label=columns.label,
-        weight=columns.weight,
+        # an LGD, CCF or EAD model's outcome is its realised value, weighted by the exposure
+        label=columns.label if columns.label is not None else str(columns.realised),
+        weight=columns.weight or columns.exposure,
     )

@@ -59,11 +59,14 @@ MIGRATION_LEFT = -1
 MIGRATION_DEFAULTED = -2
 #: the migration matrix's cells (bins of the current population)
 MIGRATION = "migration"
+#: an LGD, CCF or EAD model's joint table of estimate segment × realised segment (the ECB's 12
+#: segments), whose cells carry the back-testing sums
+BACKTEST = "backtest"
 
 
 #: riskmon's own tables of the score, stored beside the variables a user configured
 INTERNAL_VARIABLES = frozenset(
-    {SCORE_RANKING, GAINS, CURVE, GRADE, CUTOFF, CHALLENGER_GRID, MIGRATION}
+    {SCORE_RANKING, GAINS, CURVE, GRADE, CUTOFF, CHALLENGER_GRID, MIGRATION, BACKTEST}
 )
 
 

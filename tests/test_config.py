@@ -243,7 +243,8 @@ def test_key_path_formatting() -> None:
 def test_a_model_is_a_pd_model_unless_it_says_otherwise() -> None:
     config = parse_config({"models": [_minimal_model()]}, source="x.yaml", env={})
     assert config.models[0].kind == "pd"
-    # continuous targets are named for the families to come, and refused until they exist
+    # a continuous target (LGD, CCF, EAD) needs its realised value, and has no label
     message = _error({"models": [_minimal_model(kind="lgd")]})
+    assert "models[0]: columns.realised: required for a model of kind 'lgd'" in message
+    message = _error({"models": [_minimal_model(kind="sev")]})
     assert "models[0].kind" in message
-    assert "'pd'" in message

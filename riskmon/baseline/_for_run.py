@@ -47,7 +47,7 @@ def of_stored(model: ModelConfig, stored: StoredBaseline, plan: RunPlan) -> RunB
     bins = frozen_bins(stored)
     populations = [
         Population(CURRENT, plan.current, labeled=False),
-        Population(PERFORMANCE, plan.performance, labeled=True),
+        Population(PERFORMANCE, plan.performance, labeled=model.kind == "pd"),
     ]
     return RunBaseline(
         stored=stored,

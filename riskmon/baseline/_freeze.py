@@ -35,7 +35,7 @@ from riskmon.config import ModelConfig, Period, model_fingerprint
 from riskmon.errors import ConfigError
 from riskmon.figures import CATALOG
 from riskmon.plan import DateWindow, add, window_ending
-from riskmon.records import BASELINE, DEVELOPMENT, SCORE, FigureRecord
+from riskmon.records import BASELINE, CHALLENGER, DEVELOPMENT, SCORE, FigureRecord
 from riskmon.store import MetricStore, StoreConflict, StoredBaseline
 
 log = logging.getLogger(__name__)
@@ -62,11 +62,13 @@ def freeze(
     window = DateWindow(model.baseline.start, model.baseline.end)
     populations = [
         Population(BASELINE, window, labeled=False),
-        Population(DEVELOPMENT, window, labeled=True),
+        Population(DEVELOPMENT, window, labeled=model.kind == "pd"),
     ]
     request = collect_request(model, bins, populations)
     # a challenger is compared on the performance cohort of a run, not on the baseline
-    request = replace(request, variables=[v for v in request.variables if v.crossed is None])
+    request = replace(
+        request, variables=[v for v in request.variables if not v.name.startswith(CHALLENGER)]
+    )
     # the migrations into the baseline's last stability window: what a run's are compared with
     migrating = migration_request(
         model, bins, window_ending(model.baseline.end, model.stability_window)

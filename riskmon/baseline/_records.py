@@ -40,8 +40,8 @@ def _bin_records(
         everyone = collected.table(BASELINE, variable, segment)
         labeled = collected.table(DEVELOPMENT, variable, segment)
         grand = float(everyone.total.sum())
-        assert labeled.bads is not None
-        assert labeled.n_bads is not None
+        # goods and bads of a binary outcome; none for an LGD, CCF or EAD model's
+        outcome = labeled.bads is not None and labeled.n_bads is not None
         for i, label in enumerate(everyone.labels):
             records.append(
                 BaselineBinRecord(
@@ -50,10 +50,10 @@ def _bin_records(
                     n_total=int(everyone.n_total[i]),
                     total=float(everyone.total[i]),
                     segment=segment,
-                    n_goods=int(labeled.n_goods[i]),
-                    goods=float(labeled.goods[i]),
-                    n_bads=int(labeled.n_bads[i]),
-                    bads=float(labeled.bads[i]),
+                    n_goods=int(labeled.n_goods[i]) if outcome else None,
+                    goods=float(labeled.goods[i]) if outcome else None,
+                    n_bads=int(labeled.n_bads[i]) if labeled.n_bads is not None else None,
+                    bads=float(labeled.bads[i]) if labeled.bads is not None else None,
                     share=float(everyone.total[i]) / grand if grand > 0 else None,
                 )
             )

@@ -21,9 +21,10 @@ from riskmon.collect import (
 )
 from riskmon.config import GradeColumn, ModelConfig, Period
 from riskmon.errors import ConfigError
-from riskmon.metrics import Binning
+from riskmon.metrics import Binning, ecb_segment_binning
 from riskmon.plan import DateWindow, subtract
 from riskmon.records import (
+    BACKTEST,
     CHALLENGER_GRID,
     CURRENT,
     CUTOFF,
@@ -96,9 +97,21 @@ def override_variable(model: ModelConfig) -> Variable | None:
     return Variable(OVERRIDE, model.columns.score, policy, crossed=decided)
 
 
+def backtest_variable(model: ModelConfig) -> Variable:
+    """An LGD, CCF or EAD model's joint table: the estimate's ECB segment crossed with the
+    realised value's (cut at the same edges; the open recoveries in its missing bin), the
+    target's moments summed per cell."""
+    segments = ecb_segment_binning()
+    assert model.columns.realised is not None
+    realised = Variable(f"{BACKTEST}:realised", model.columns.realised, segments)
+    return Variable(BACKTEST, model.columns.score, segments, moments=True, crossed=realised)
+
+
 def variables(model: ModelConfig, bins: FrozenBins) -> list[Variable]:
     """What a collect pass reads for ``model`` on frozen ``bins``."""
     score = model.columns.score
+    if model.kind != "pd":
+        return [Variable(SCORE, score, bins.binnings[SCORE]), backtest_variable(model)]
     pd = pd_source(model, bins)
     grades = grade_binning(model)
     out = [
@@ -138,15 +151,16 @@ def collect_request(
         variables=variables(model, bins),
         score_date=model.columns.score_date,
         label=model.columns.label,
-        weight=model.columns.weight,
+        weight=model.columns.weight or model.columns.exposure,
         segments=model.columns.segments,
-        pd=pd_source(model, bins),
+        pd=pd_source(model, bins) if model.kind == "pd" else None,
         score=model.columns.score,
         exclude_invalid=model.on_invalid == "exclude",
         score_range=model.score_range,
         id=model.columns.id if model.source.count_duplicate_ids else None,
         census=[c.name for c in model.characteristics if c.kind == "categorical"],
         census_population=CURRENT,
+        target=model.columns.realised,
     )
 
 

@@ -287,7 +287,7 @@ def _checked(
     if tally.bad_labels:
         raise source.error(
             f"expected label values 0, 1 or NULL, got {sorted(tally.bad_labels, key=repr)[:5]!r}",
-            column=_column(source, request.tables.label),
+            column=_column(source, request.tables.label or "label"),
         )
     weight = request.tables.weight
     if tally.invalid_weights and weight is not None:
@@ -321,7 +321,7 @@ def _validate(
     if bad_labels:
         raise source.error(
             f"expected label values 0, 1 or NULL, got {bad_labels[:5]!r}",
-            column=_column(source, request.label),
+            column=_column(source, request.label or "label"),
         )
     if invalid_weights and request.weight is not None:
         raise source.error(

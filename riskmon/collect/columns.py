@@ -23,7 +23,13 @@ def required_columns(model: ModelConfig) -> list[SourceColumn]:
         SourceColumn("columns.id", cols.id, "id"),
         SourceColumn("columns.score_date", cols.score_date, "date"),
         SourceColumn("columns.score", cols.score, "numeric"),
-        SourceColumn("columns.label", cols.label, "label"),
+    ]
+    if cols.label is not None:
+        out.append(SourceColumn("columns.label", cols.label, "label"))
+    out += [  # an LGD, CCF or EAD model's
+        SourceColumn(f"columns.{key}", name, "numeric")
+        for key in ("realised", "exposure")
+        if (name := getattr(cols, key)) is not None
     ]
     if cols.weight:
         out.append(SourceColumn("columns.weight", cols.weight, "numeric"))

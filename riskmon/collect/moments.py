@@ -3,7 +3,8 @@
 The moments (:data:`~riskmon.metrics.TARGET_MOMENTS`, and with a weight column
 :data:`~riskmon.metrics.WEIGHTED_TARGET_MOMENTS`) are taken over the loans whose target y is
 realised (not NULL), against the prediction ŝ (the request's score): n_y, Σy, Σy², Σŝ, Σŝ²,
-Σŝ·y, then Σw, Σw·y, Σw·y², Σw·ŝ, Σw·ŝ², Σw·ŝ·y, Σw². Both ways of summing them live here, side
+Σŝ·y, Σ|y − ŝ|, Σ(y − ŝ)², then Σw, Σw·y, Σw·y², Σw·ŝ, Σw·ŝ², Σw·ŝ·y, Σw², Σw·|y − ŝ|,
+Σw·(y − ŝ)². Both ways of summing them live here, side
 by side, so that they read the same rows the same way: a NULL target makes the row add nothing
 (it still counts in the cell's rows), and a NULL prediction adds nothing to its sums.
 """
@@ -52,11 +53,14 @@ def moment_measures(
 
     out: list[ColumnElement[Any]] = [func.count(y), func.sum(y), func.sum(y * y)]
     out += [func.sum(when_realised(s)), func.sum(when_realised(s * s)), func.sum(s * y)]
+    d = y - s  # NULL where either is
+    out += [func.sum(func.abs(d)), func.sum(d * d)]
     if weight is not None:
         w = weight
         out += [func.sum(when_realised(w)), func.sum(w * y), func.sum(w * y * y)]
         out += [func.sum(when_realised(w * s)), func.sum(when_realised(w * s * s))]
         out += [func.sum(w * s * y), func.sum(when_realised(w * w))]
+        out += [func.sum(w * func.abs(d)), func.sum(w * d * d)]
     return [expression.label(name) for expression, name in zip(out, names, strict=True)]
 
 
@@ -88,8 +92,10 @@ def moment_terms(
     s = np.where(realised, np.nan_to_num(prediction, nan=0.0), 0.0)
     # a product too large for a double becomes inf, refused naming its columns once summed
     with np.errstate(over="ignore", invalid="ignore"):
-        terms = [realised.astype(np.float64), y, y * y, s, s * s, s * y]
+        d = np.where(realised & ~np.isnan(prediction), y - s, 0.0)
+        terms = [realised.astype(np.float64), y, y * y, s, s * s, s * y, np.abs(d), d * d]
         if weights is not None:
             w = np.where(realised, weights, 0.0)
             terms += [w, w * y, w * y * y, w * s, w * s * s, w * s * y, w * w]
+            terms += [w * np.abs(d), w * d * d]
     return terms

@@ -120,7 +120,7 @@ def _grouped(cols: QueryColumns, variable: Variable, tag: bool, *, sums: CellSum
         select(*columns)
         .select_from(cols.loans)
         .where(cols.where)
-        .group_by(*cols.grouped_population, *cols.segments, cols.label, key)
+        .group_by(*cols.grouped_population, *cols.segments, *cols.grouped_label, key)
     )
 
 
@@ -194,7 +194,7 @@ def _packed(
         select(*columns, *measures)
         .select_from(cols.loans)
         .where(cols.where)
-        .group_by(*cols.grouped_population, *cols.segments, cols.label, *keys)
+        .group_by(*cols.grouped_population, *cols.segments, *cols.grouped_label, *keys)
     )
 
 
@@ -270,7 +270,7 @@ def _grouping_sets(
 ) -> Select[Any]:
     keys = [_key(cols, v).label(f"k_{i}") for i, v in enumerate(variables)]
     flags = [func.grouping(k).label(f"g_{i}") for i, k in enumerate(keys)]
-    common = [*cols.grouped_population, *cols.segments, cols.label]
+    common = [*cols.grouped_population, *cols.segments, *cols.grouped_label]
     sets = [tuple_(*common, key) for key in keys]
     sum_columns = cols.extra_measures(sums)
     return (

@@ -66,7 +66,11 @@ class QueryColumns:
         c = loans.c
         self.request = request
         self.date = c[request.score_date]
-        self.label = c[request.label].label("label")
+        # a model without a binary outcome (LGD, CCF, EAD) has no label: NULL on every row,
+        # selected but not grouped on (a constant in GROUP BY means a position to some engines)
+        label = c[request.label] if request.label is not None else cast(null(), Integer)
+        self.label = label.label("label")
+        self.grouped_label = [self.label] if request.label is not None else []
         self.weight = c[request.weight] if request.weight else None
         self.segments = [c[name].label(f"segment_{i}") for i, name in enumerate(request.segments)]
         # each row's population as its position in the group (see population_name): one

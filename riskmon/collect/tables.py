@@ -106,7 +106,9 @@ class CollectRequest:
     populations: Sequence[Population]
     variables: Sequence[Variable]
     score_date: str
-    label: str
+    #: the binary outcome's column; None for a model without one (LGD, CCF, EAD: every
+    #: population unlabeled)
+    label: str | None
     weight: str | None = None
     segments: Sequence[str] = ()
     pd: PdSource | None = None  # the PD summed for variables with ``sums``

@@ -6,6 +6,7 @@ file. Every problem becomes a :class:`~riskmon.errors.ConfigError` naming the fi
 (``models[1].source.url``) and what was expected; passwords are masked in every message.
 """
 
+from riskmon.config._backtest import Backtest
 from riskmon.config._base import Period
 from riskmon.config._deployment import (
     NotificationsConfig,
@@ -58,6 +59,7 @@ __all__ = [
     "DOCUMENTATION_KEYS",
     "RESERVED_VARIABLES",
     "Approval",
+    "Backtest",
     "Band",
     "Bins",
     "Calibration",

@@ -18,6 +18,7 @@ from pydantic import (
     model_validator,
 )
 
+from riskmon.config._backtest import Backtest, check_kind
 from riskmon.config._base import Period
 from riskmon.config._base import Strict as _Strict
 from riskmon.config._base import days as _days
@@ -188,9 +189,14 @@ class ColumnMap(_Strict):
     id: str
     score_date: str
     score: str
-    label: str
+    #: the binary outcome (0/1, NULL while not known); a PD model's only
+    label: str | None = None
     weight: str | None = None
     segments: list[str] = Field(default_factory=list)
+    #: an LGD, CCF or EAD model's realised value (NULL while the recovery is open) and its
+    #: exposure at default (the weight of the loss shortfall and the mean absolute deviation)
+    realised: str | None = None
+    exposure: str | None = None
     #: the identity that links an obligor's snapshots on two score dates (rating migration);
     #: default: ``id``
     obligor: str | None = None
@@ -293,12 +299,15 @@ class ModelConfig(_Strict):
     score_direction: Literal["higher_is_riskier", "higher_is_safer"]
     #: what the model predicts, which chooses the figure families that apply to it: ``pd``, a
     #: binary outcome (default/no default: scorecards and PD models); ``lgd``, ``ccf`` and
-    #: ``ead``, continuous targets, have no figure family yet and are refused
-    kind: Literal["pd"] = "pd"
+    #: ``ead``, continuous targets, are back-tested (``backtest``) over ``observation_window``
+    kind: ModelKind = "pd"
     characteristics: list[Characteristic] = Field(default_factory=list)
     baseline: Window
     stability_window: Period = Period(count=1, unit="month")
     performance_window: Period = Period(count=12, unit="month")
+    #: LGD, CCF, EAD: the period whose closed recoveries a run back-tests (ending at its date)
+    observation_window: Period = Period(count=12, unit="month")
+    backtest: Backtest = Backtest()
     bins: Bins = Bins()
     calibration: Calibration = Calibration()
     rating: Rating = Rating()
@@ -386,6 +395,11 @@ class ModelConfig(_Strict):
                 "columns.decision: expected calibration.cutoff too (the policy decision the "
                 "final decision is compared with), got no cut-off"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _kind(self) -> ModelConfig:
+        check_kind(self)
         return self
 
     @model_validator(mode="after")

@@ -106,10 +106,17 @@ class Catalog:
             self.unregister(family.name)
 
     def _check(self) -> None:
-        figures = Counter((f.name, f.population) for fam in self.families for f in fam.figures)
+        # a figure is one family's within each kind of model (families of disjoint kinds never
+        # compute in one run: a PD model's excluded share and an LGD model's may share a name)
+        figures = Counter(
+            (f.name, f.population, kind)
+            for fam in self.families
+            for kind in fam.kinds
+            for f in fam.figures
+        )
         rules = Counter(r.name for fam in self.families for r in fam.rules)
         sections = Counter(s.name for fam in self.families for s in fam.sections)
-        twice = [f"figure {n!r} ({p})" for (n, p), k in figures.items() if k > 1]
+        twice = sorted({f"figure {n!r} ({p})" for (n, p, _), k in figures.items() if k > 1})
         twice += [f"rule {n!r}" for n, k in rules.items() if k > 1]
         twice += [f"report section {n!r}" for n, k in sections.items() if k > 1]
         twice += _twice("family name", (f.name for f in self.families))
@@ -269,11 +276,14 @@ class Catalog:
         return tuple(sorted((c for f in self.families for c in f.history), key=_order))
 
     def formulas(self, figures: Collection[str]) -> tuple[Formula, ...]:
-        """The formulas of every family that stores one of ``figures`` (names), in order."""
+        """The formulas of every family that stores one of ``figures`` (names), in order; a
+        name two families of different kinds declare (``excluded_share``) does not choose
+        either when the other's own figures are there."""
+        declared = Counter(n for fam in self.families for n in {f.name for f in fam.figures})
         chosen = [
             formula
             for family in self.families
-            if any(f.name in figures for f in family.figures)
+            if any(f.name in figures and declared[f.name] == 1 for f in family.figures)
             for formula in family.formulas
         ]
         return tuple(sorted(chosen, key=_order))

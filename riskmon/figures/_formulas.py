@@ -257,3 +257,46 @@ STRENGTH_FORMULAS = (
         ),
     ),
 )
+
+#: the back-testing family's (LGD, CCF, EAD)
+BACKTEST_FORMULAS = (
+    Formula(
+        200,
+        "Back-testing t-test",
+        (
+            "d = realised − estimated per facility whose recovery closed in the observation "
+            "period; T = √N · d̄ / s, s² = Σ(d − d̄)² / (N − 1); p = 1 − t<sub>N−1</sub>(T), "
+            "one-sided (H0: the estimate is not too low). ECB instructions for reporting "
+            "validation results (2019), §2.6.2; per ECB segment of the estimate, [0, 5 %), "
+            "[5 %, 10 %), [10 %, 20 %), …, [90 %, 100 %), ≥ 100 % (negatives in the first), "
+            "their p-values Holm-adjusted across the segments."
+        ),
+    ),
+    Formula(
+        201,
+        "Generalised AUC",
+        (
+            "Somers' D(C|R) = (P − Q) / w<sub>r</sub> of the table of estimated segment × "
+            "realised segment (realised values cut at the same edges), P and Q the concordant "
+            "and discordant pairs, w<sub>r</sub> = F² − Σ r<sub>i</sub>²; gAUC = (D + 1) / 2, "
+            "its standard error half Brown &amp; Benedetti's; test against the initial gAUC: "
+            "S = (gAUC<sub>init</sub> − gAUC) / s, p = 1 − Φ(S). ECB (2019), §2.6.3 and Annex."
+        ),
+    ),
+    Formula(
+        202,
+        "Loss shortfall and MAD",
+        (
+            "LS = 1 − Σ EAD · E / Σ EAD · R; MAD = Σ EAD · |R − E| / Σ EAD (Li et al., 2009), "
+            "E the estimate and R the realised value, over the closed recoveries."
+        ),
+    ),
+    Formula(
+        203,
+        "Facilities not back-tested",
+        (
+            "excluded share = (open recoveries + missing estimates + exclusions) / facilities "
+            "read in the observation period (M<sub>miss</sub>/M, M<sub>ex</sub>/M)."
+        ),
+    ),
+)

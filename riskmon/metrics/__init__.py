@@ -15,6 +15,23 @@ from riskmon.metrics._auc_tests import (
     delong_test,
     delong_test_from_counts,
 )
+from riskmon.metrics._backtest import (
+    ECB_SEGMENT_EDGES,
+    ECB_SEGMENT_LABELS,
+    BacktestTResult,
+    backtest_t_test,
+    backtest_t_test_from_sums,
+    ecb_lgd_segment,
+    loss_shortfall,
+    loss_shortfall_from_sums,
+    mean_absolute_deviation,
+    mean_absolute_deviation_from_sums,
+)
+from riskmon.metrics._backtest_table import (
+    REALISED_CLASS_LABELS,
+    BacktestTable,
+    ecb_segment_binning,
+)
 from riskmon.metrics._bin_fit import fit_binning, infer_kind, quantile_edges
 from riskmon.metrics._binning import (
     MISSING_LABEL,
@@ -96,6 +113,12 @@ from riskmon.metrics._expected import (
     expected_performance_from_sums,
     poisson_binomial_pmf,
 )
+from riskmon.metrics._gauc import (
+    GeneralisedAUCResult,
+    GeneralisedAUCTestResult,
+    generalised_auc,
+    generalised_auc_test,
+)
 from riskmon.metrics._grid import grid_auc_error_bound, grid_ks_error_bound, score_grid_table
 from riskmon.metrics._hosmer_lemeshow import HosmerLemeshowResult, hosmer_lemeshow_test
 from riskmon.metrics._lift import (
@@ -147,16 +170,21 @@ from riskmon.metrics._woe import (
 
 __all__ = [
     "DEFAULT_SMOOTHING",
+    "ECB_SEGMENT_EDGES",
+    "ECB_SEGMENT_LABELS",
     "EXACT_MAX_LOANS",
     "MISSING_LABEL",
     "OTHER_LABEL",
     "PD_SUMS",
+    "REALISED_CLASS_LABELS",
     "TARGET_MOMENTS",
     "UNSEEN_LABEL",
     "WEIGHTED_PD_SUMS",
     "WEIGHTED_TARGET_MOMENTS",
     "AUCResult",
     "AUCTestResult",
+    "BacktestTResult",
+    "BacktestTable",
     "Binning",
     "BinomialTestResult",
     "BootstrapResult",
@@ -168,6 +196,8 @@ __all__ = [
     "DeLongTestResult",
     "DegenerateDataWarning",
     "ExpectedPerformance",
+    "GeneralisedAUCResult",
+    "GeneralisedAUCTestResult",
     "GiniResult",
     "HerfindahlTestResult",
     "HosmerLemeshowResult",
@@ -187,6 +217,8 @@ __all__ = [
     "average_confusion_metrics",
     "average_precision",
     "average_precision_from_counts",
+    "backtest_t_test",
+    "backtest_t_test_from_sums",
     "binomial_test",
     "bootstrap_ci",
     "break_even_point",
@@ -207,11 +239,15 @@ __all__ = [
     "defaults_interval",
     "delong_test",
     "delong_test_from_counts",
+    "ecb_lgd_segment",
+    "ecb_segment_binning",
     "expected_cost",
     "expected_cost_from_counts",
     "expected_performance",
     "expected_performance_from_sums",
     "fit_binning",
+    "generalised_auc",
+    "generalised_auc_test",
     "gini",
     "gini_from_counts",
     "grid_auc_error_bound",
@@ -230,7 +266,11 @@ __all__ = [
     "ks_statistic_from_counts",
     "lift_table",
     "lift_table_from_counts",
+    "loss_shortfall",
+    "loss_shortfall_from_sums",
     "matrix_weighted_bandwidth",
+    "mean_absolute_deviation",
+    "mean_absolute_deviation_from_sums",
     "mean_absolute_error",
     "mean_absolute_percentage_error",
     "mean_squared_error",

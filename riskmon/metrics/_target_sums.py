@@ -23,8 +23,20 @@ from riskmon.metrics._validation import FloatArray
 
 #: the moments a collect pass returns per cell, in this order: unweighted (the first counts
 #: the rows whose target is realised), then those only a weighted source has
-TARGET_MOMENTS: tuple[str, ...] = ("n_y", "y", "y2", "s", "s2", "sy")
-WEIGHTED_TARGET_MOMENTS: tuple[str, ...] = ("w_y", "wy", "wy2", "ws", "ws2", "wsy", "w2_y")
+#: (``ad`` = Σ|y − ŝ| and ``d2`` = Σ(y − ŝ)², ``wad`` = Σw·|y − ŝ|: the back-testing of
+#: LGD, CCF and EAD estimates reads the absolute and squared differences directly)
+TARGET_MOMENTS: tuple[str, ...] = ("n_y", "y", "y2", "s", "s2", "sy", "ad", "d2")
+WEIGHTED_TARGET_MOMENTS: tuple[str, ...] = (
+    "w_y",
+    "wy",
+    "wy2",
+    "ws",
+    "ws2",
+    "wsy",
+    "w2_y",
+    "wad",
+    "wd2",
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -33,9 +45,10 @@ class TargetTable:
 
     ``n``/``w``: every loan of the bin (rows, summed weight), realised or not; over the loans
     whose target y is realised: ``n_y`` rows, ``y`` = Σy, ``y2`` = Σy², ``s`` = Σŝ, ``s2`` =
-    Σŝ², ``sy`` = Σŝ·y (ŝ the prediction, the score); ``w_y`` = Σw, ``wy`` = Σw·y, ``wy2`` =
-    Σw·y², ``ws`` = Σw·ŝ, ``ws2`` = Σw·ŝ², ``wsy`` = Σw·ŝ·y, ``w2_y`` = Σw² (unweighted, every
-    w is 1: ``w_y`` = ``w2_y`` = ``n_y``, ``wy`` = ``y``, …). A NULL prediction adds nothing to
+    Σŝ², ``sy`` = Σŝ·y (ŝ the prediction, the score), ``ad`` = Σ|y − ŝ|, ``d2`` = Σ(y − ŝ)²;
+    ``w_y`` = Σw, ``wy`` = Σw·y, ``wy2`` = Σw·y², ``ws`` = Σw·ŝ, ``ws2`` = Σw·ŝ², ``wsy`` =
+    Σw·ŝ·y, ``w2_y`` = Σw², ``wad`` = Σw·|y − ŝ|, ``wd2`` = Σw·(y − ŝ)² (unweighted, every w
+    is 1: ``w_y`` = ``w2_y`` = ``n_y``, ``wy`` = ``y``, …). A NULL prediction adds nothing to
     its sums (as SQL's ``SUM``). ``labels`` names the bins.
 
     Examples
@@ -60,6 +73,8 @@ class TargetTable:
     s: FloatArray
     s2: FloatArray
     sy: FloatArray
+    ad: FloatArray
+    d2: FloatArray
     w_y: FloatArray
     wy: FloatArray
     wy2: FloatArray
@@ -67,6 +82,8 @@ class TargetTable:
     ws2: FloatArray
     wsy: FloatArray
     w2_y: FloatArray
+    wad: FloatArray
+    wd2: FloatArray
     binning: Binning | None = None
 
     @classmethod
@@ -86,10 +103,12 @@ class TargetTable:
         target = np.asarray(y, dtype=np.float64)  # None becomes NaN
         realised = ~np.isnan(target)
         y_ = np.where(realised, target, 0.0)
-        s = np.nan_to_num(np.asarray(score, dtype=np.float64), nan=0.0) * realised
+        prediction = np.asarray(score, dtype=np.float64)
+        s = np.nan_to_num(prediction, nan=0.0) * realised
         b = np.asarray(bins, dtype=np.intp)
         w = np.ones_like(y_) if sample_weight is None else np.asarray(sample_weight, np.float64)
         w_y = w * realised
+        d = np.where(~np.isnan(prediction), y_ - s, 0.0)  # y − ŝ is NULL where ŝ is
 
         def total(values: FloatArray) -> FloatArray:
             return np.bincount(b, weights=values, minlength=n_bins).astype(np.float64)
@@ -104,6 +123,8 @@ class TargetTable:
             s=total(s),
             s2=total(s * s),
             sy=total(s * y_),
+            ad=total(np.abs(d)),
+            d2=total(d * d),
             w_y=total(w_y),
             wy=total(w_y * y_),
             wy2=total(w_y * y_ * y_),
@@ -111,6 +132,8 @@ class TargetTable:
             ws2=total(w_y * s * s),
             wsy=total(w_y * s * y_),
             w2_y=total(w_y * w),
+            wad=total(w_y * np.abs(d)),
+            wd2=total(w_y * d * d),
             binning=binning,
         )
 

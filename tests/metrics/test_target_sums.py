@@ -44,6 +44,10 @@ def test_from_arrays_sums_by_the_formulas() -> None:
             "ws2": (ww * ss**2).sum(),
             "wsy": (ww * ss * yy).sum(),
             "w2_y": (ww**2).sum(),
+            "ad": np.abs(yy - ss).sum(),
+            "d2": ((yy - ss) ** 2).sum(),
+            "wad": (ww * np.abs(yy - ss)).sum(),
+            "wd2": (ww * (yy - ss) ** 2).sum(),
         }
         for name, value in expected.items():
             assert getattr(table, name)[b] == pytest.approx(value, rel=1e-12), (b, name)

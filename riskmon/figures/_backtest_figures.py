@@ -1,0 +1,207 @@
+"""The back-testing family's figures: an LGD, CCF or EAD model's estimates against the realised
+values of the facilities whose recovery closed in the observation period, per ECB segment of
+the estimate and for the portfolio, from one joint table of sums
+(:class:`~riskmon.metrics.BacktestTable`); the rules, the section and the declaration are in
+:mod:`riskmon.figures.backtest`.
+
+Stored records (population ``performance``; ``segment`` the configured segment, "" the whole
+population): the portfolio's figures with ``variable`` "", each ECB segment's with ``variable``
+its label ("< 5%", "5-10%", …, ">= 100%"), as the calibration family stores its grades.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from riskmon.figures._family import measured
+from riskmon.figures._views import RunTables
+from riskmon.metrics import (
+    ECB_SEGMENT_LABELS,
+    REALISED_CLASS_LABELS,
+    BacktestTable,
+    CountTable,
+    generalised_auc_test,
+    population_stability_index_from_counts,
+)
+from riskmon.records import ALL, BACKTEST, BASELINE, DEVELOPMENT, PERFORMANCE, FigureRecord
+
+#: the figures of the portfolio and of every segment of the estimate
+CLASS_FIGURES = (
+    "backtest_n",
+    "backtest_mean_estimate",
+    "backtest_mean_realised",
+    "backtest_t",
+    "backtest_variance",
+    "backtest_p",
+    "loss_shortfall",
+    "mad",
+)
+#: the portfolio's alone
+PORTFOLIO_FIGURES = ("gauc", "gauc_se", "gauc_test_p", "estimate_psi", "excluded_share")
+
+
+def backtest_table(tables: RunTables, population: str, segment: str) -> BacktestTable | None:
+    """The back-testing sums of a population (and segment), None when the run read none."""
+    joint = tables.target_table(population, BACKTEST, segment)
+    if joint is None:
+        return None
+    return BacktestTable.from_joint(
+        joint, labels=ECB_SEGMENT_LABELS, n_realised=len(REALISED_CLASS_LABELS)
+    )
+
+
+def _class_figures(
+    table: BacktestTable, index: int, variable: str, segment: str, min_closed: int
+) -> list[FigureRecord]:
+    """The t-test, means, loss shortfall and MAD of one row of ``table``; ``min_closed``, the
+    fewest closed recoveries the rules judge, stored with the count."""
+    n = float(table.closed[index])
+    counts = {
+        "facilities": int(table.facilities[index]),
+        "open": int(table.facilities[index] - n),
+        "closed": int(n),
+        "min_closed": min_closed,
+    }
+    test, reason = measured(lambda: table.t_test(index))
+    t_params: dict[str, Any] = {"alternative": "greater"}
+    if test is not None:
+        t_params |= {"dof": test.dof, "mean_difference": test.mean_difference}
+    values: dict[str, tuple[Any, str | None, dict[str, Any]]] = {
+        "backtest_n": (n, None, counts),
+        "backtest_mean_estimate": (table.mean_estimate()[index], "no closed recovery", {}),
+        "backtest_mean_realised": (table.mean_realised()[index], "no closed recovery", {}),
+        "backtest_t": (test.statistic if test else None, reason, t_params),
+        "backtest_variance": (test.variance if test else None, reason, {}),
+        "backtest_p": (test.pvalue if test else None, reason, t_params),
+        "loss_shortfall": (*measured(lambda: table.loss_shortfall(index)), {}),
+        "mad": (*measured(lambda: table.mad(index)), {}),
+    }
+    return [
+        _record(name, value, reason, params, variable, segment)
+        for name, (value, reason, params) in values.items()
+    ]
+
+
+def _record(
+    name: str,
+    value: Any,
+    reason: str | None,
+    params: dict[str, Any],
+    variable: str,
+    segment: str,
+    population: str = PERFORMANCE,
+) -> FigureRecord:
+    number = None if value is None or not np.isfinite(float(value)) else float(value)
+    return FigureRecord(
+        name,
+        number,
+        population,
+        variable=variable,
+        segment=segment,
+        reason=None if number is not None else (reason or "not defined on this data"),
+        params=params,
+    )
+
+
+def _gauc(tables: RunTables, table: BacktestTable, segment: str) -> list[FigureRecord]:
+    """The portfolio's gAUC, its standard error and the test against the initial gAUC (the
+    configured ``backtest.initial_gauc``, else the frozen baseline's)."""
+    gauc, reason = measured(table.gauc)
+    params = {"contingency": table.contingency.tolist(), "columns": list(ECB_SEGMENT_LABELS)}
+    out = [
+        _record("gauc", gauc.gauc if gauc else None, reason, params, "", segment),
+        _record("gauc_se", gauc.se if gauc else None, reason, {}, "", segment),
+    ]
+    initial = tables.model.backtest.initial_gauc
+    source = "backtest.initial_gauc"
+    if initial is None:
+        frozen = tables.baseline.figure("gauc", segment=segment)
+        initial = frozen.value if frozen is not None else None
+        source = "baseline"
+    if initial is None or gauc is None:
+        why = reason if gauc is None else "no initial gAUC (backtest.initial_gauc or baseline)"
+        out.append(_record("gauc_test_p", None, why, {}, "", segment))
+        return out
+    test, why = measured(lambda: generalised_auc_test(table.contingency, initial))
+    test_params = {"initial_gauc": initial, "initial_from": source}
+    if test is not None:
+        test_params["statistic"] = test.statistic
+    out.append(_record("gauc_test_p", test.pvalue if test else None, why, test_params, "", segment))
+    return out
+
+
+def _psi(tables: RunTables, table: BacktestTable, segment: str) -> FigureRecord:
+    """The estimates' distribution over the ECB segments against the baseline's."""
+    frozen = tables.baseline.figure("backtest_n", segment=segment)
+    expected = None if frozen is None else frozen.params.get("by_segment")
+    if not expected:
+        return _record("estimate_psi", None, "no baseline distribution", {}, "", segment)
+    labels = list(ECB_SEGMENT_LABELS)
+
+    def counts(values: Any) -> CountTable:
+        n = np.asarray(values, dtype=np.int64)
+        return CountTable(labels, total=n.astype(np.float64), n_total=n)
+
+    psi, reason = measured(
+        lambda: population_stability_index_from_counts(counts(expected), counts(table.facilities))
+    )
+    params = {"noise_p": psi.noise_p} if psi is not None else {}
+    return _record("estimate_psi", psi.value if psi else None, reason, params, "", segment)
+
+
+def _excluded(tables: RunTables, table: BacktestTable, segment: str) -> FigureRecord:
+    """The share of the facilities read that the back-test leaves out: open recoveries,
+    missing estimates (M_miss) and other exclusions (M_ex), over M."""
+    open_ = float(table.facilities.sum() - table.closed.sum())
+    params: dict[str, Any] = {"open": int(open_), "closed": int(table.closed.sum())}
+    total = float(table.facilities.sum())
+    excluded = tables.exclusions(PERFORMANCE) if segment == ALL else None
+    if excluded is not None:
+        params |= {
+            "missing_estimate": excluded.null_score + excluded.non_finite_score,
+            "excluded": excluded.invalid_weight
+            + excluded.zero_weight
+            + (excluded.out_of_range or 0),
+            "read": excluded.read,
+        }
+        total = float(excluded.read)
+    left_out = total - float(table.closed.sum())
+    value = left_out / total if total > 0 else None
+    return _record("excluded_share", value, "no facility in the period", params, "", segment)
+
+
+def compute(tables: RunTables) -> list[FigureRecord]:
+    """Every back-testing figure of a run, per segment."""
+    figures: list[FigureRecord] = []
+    least = tables.model.backtest.min_closed
+    for segment in tables.segments():
+        table = backtest_table(tables, PERFORMANCE, segment)
+        if table is None:
+            continue
+        for index, label in enumerate(ECB_SEGMENT_LABELS):
+            if table.facilities[index] > 0:
+                figures += _class_figures(table, index, label, segment, least)
+        figures += _class_figures(table.portfolio(), 0, "", segment, least)
+        figures += _gauc(tables, table, segment)
+        figures.append(_psi(tables, table, segment))
+        figures.append(_excluded(tables, table, segment))
+    return figures
+
+
+def freeze(tables: RunTables) -> list[FigureRecord]:
+    """The initial validation sample's gAUC and distribution over the ECB segments."""
+    figures: list[FigureRecord] = []
+    for segment in tables.segments():
+        table = backtest_table(tables, DEVELOPMENT, segment)
+        if table is None:
+            continue
+        gauc, reason = measured(table.gauc)
+        by_segment = {"by_segment": [int(v) for v in table.facilities]}
+        n = float(table.closed.sum())
+        figures.append(_record("backtest_n", n, None, by_segment, "", segment, BASELINE))
+        value = gauc.gauc if gauc else None
+        params = {"se": gauc.se} if gauc else {}
+        figures.append(_record("gauc", value, reason, params, "", segment, BASELINE))
+    return figures

@@ -1,0 +1,305 @@
+"""Back-testing of LGD, CCF and EAD models (ECB instructions for reporting the validation
+results of internal models, 2019, §2.6–2.9): the estimates of the facilities whose recovery
+closed in the observation period against their realised values, per ECB segment of the
+estimate and for the portfolio (figures in :mod:`riskmon.figures._backtest_figures`).
+
+Computed from one joint table (estimate segment × realised segment) whose cells carry N, Σd,
+Σd², Σ EAD, Σ EAD·E, Σ EAD·R and Σ EAD·|d|, which the collect pass sums where the facilities
+live; nothing here reads a facility.
+
+Rules (levels in ``thresholds.rules``; defaults: the OeNB/FMA traffic lights for p-values,
+amber < 0.05 and red < 0.001; the industry PSI bands 0.10 / 0.25; a loss shortfall of 5 % /
+10 %, riskmon's own): ``backtest_underestimation`` (the portfolio, per segment),
+``backtest_underestimation_grade`` (each ECB segment, Holm-adjusted across them as the PD grade
+tests are), ``gauc_deterioration``, ``estimate_psi`` and ``loss_shortfall``. Fewer closed
+recoveries than ``backtest.min_closed`` are NOT_EVALUABLE, saying so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from riskmon.config import Thresholds
+from riskmon.figures._backtest_figures import compute as compute_figures
+from riskmon.figures._backtest_figures import freeze
+from riskmon.figures._family import (
+    Family,
+    FigureSpec,
+    Judge,
+    Rule,
+    Section,
+    band_levels,
+    banded,
+    describe_p,
+    where,
+)
+from riskmon.figures._formulas import BACKTEST_FORMULAS
+from riskmon.figures._views import RunTables, RunView
+from riskmon.figures.calibration import holm
+from riskmon.records import ALL, BASELINE, PERFORMANCE, BinRecord, FigureRecord, Status
+
+#: the default levels of each rule (p-values: OeNB/FMA, *Rating Models and Validation*)
+P_LEVELS = {"amber": 0.05, "red": 0.001}
+PSI_LEVELS = {"amber": 0.10, "red": 0.25}
+SHORTFALL_LEVELS = {"amber": 0.05, "red": 0.10}
+
+
+def compute(tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
+    return compute_figures(tables), []
+
+
+def _levels(rule: str, defaults: dict[str, float]) -> Callable[[Thresholds], dict[str, Any]]:
+    def levels(thresholds: Thresholds) -> dict[str, Any]:
+        return thresholds.levels_of(rule, dict(defaults))
+
+    return levels
+
+
+def _p_status(p: float, levels: dict[str, Any]) -> Status:
+    return (
+        Status.RED if p < levels["red"] else Status.AMBER if p < levels["amber"] else Status.GREEN
+    )
+
+
+def _segments(judge: Judge) -> list[str]:
+    return sorted({f.segment for f in judge.figures if f.name == "backtest_n"})
+
+
+def _too_few(judge: Judge, segment: str, variable: str = "") -> str | None:
+    n = judge.figures.get("backtest_n", PERFORMANCE, variable=variable, segment=segment)
+    if n is None:
+        return f"no facility{where(variable, segment)}"
+    least = int(n.params.get("min_closed", 0))
+    count = 0 if n.value is None else int(n.value)
+    if count < least:
+        return f"only {count} closed recoveries{where(variable, segment)} (minimum {least})"
+    return None
+
+
+def _judge_portfolio(judge: Judge, _: str) -> None:
+    rule = "backtest_underestimation"
+    levels = _levels(rule, P_LEVELS)(judge.thresholds)
+    for segment in _segments(judge):
+        figure = judge.figures.get("backtest_p", PERFORMANCE, segment=segment)
+        few = _too_few(judge, segment)
+        if figure is None or figure.value is None or few:
+            why = few or (figure.reason if figure else None) or "no t-test"
+            judge.add(rule, Status.NOT_EVALUABLE, None, levels, why, segment=segment)
+            continue
+        est = judge.figures.value("backtest_mean_estimate", PERFORMANCE, segment=segment)
+        real = judge.figures.value("backtest_mean_realised", PERFORMANCE, segment=segment)
+        message = (
+            f"mean realised {_pct(real)} against a mean estimate of {_pct(est)}"
+            f"{where('', segment)}: t-test p = {figure.value:.3g} (one-sided)"
+        )
+        status = _p_status(figure.value, levels)
+        judge.add(rule, status, figure.value, levels, message, segment=segment)
+
+
+def _judge_grades(judge: Judge, _: str) -> None:
+    rule = "backtest_underestimation_grade"
+    levels = _levels(rule, P_LEVELS)(judge.thresholds)
+    grades = [
+        f
+        for f in judge.figures
+        if f.name == "backtest_p"
+        and f.segment == ALL
+        and f.variable
+        and f.population == PERFORMANCE
+    ]
+    tested = [f for f in grades if f.value is not None and not _too_few(judge, ALL, f.variable)]
+    adjusted = holm([float(f.value or 0.0) for f in tested])
+    chosen = levels | {"adjustment": "Holm", "grades_tested": len(tested)}
+    for f, p_holm in zip(tested, adjusted, strict=True):
+        message = (
+            f"segment {f.variable}: t-test p {f.value:.3g}, {p_holm:.3g} after Holm over "
+            f"{len(tested)} segments"
+        )
+        status = _p_status(p_holm, levels)
+        judge.add(rule, status, p_holm, chosen, message, variable=f.variable)
+    for f in grades:
+        if f not in tested:
+            why = _too_few(judge, ALL, f.variable) or f.reason or "no t-test"
+            judge.add(rule, Status.NOT_EVALUABLE, None, chosen, why, variable=f.variable)
+
+
+def _judge_value(rule: str, figure: str, defaults: dict[str, float], *, p: bool) -> Any:
+    def judge_it(judge: Judge, _: str) -> None:
+        levels = _levels(rule, defaults)(judge.thresholds)
+        for segment in _segments(judge):
+            found = judge.figures.get(figure, PERFORMANCE, segment=segment)
+            few = _too_few(judge, segment)
+            if found is None or found.value is None or few:
+                why = few or (found.reason if found else None) or f"no {figure}"
+                judge.add(rule, Status.NOT_EVALUABLE, None, levels, why, segment=segment)
+                continue
+            value = float(found.value)
+            status = (
+                _p_status(value, levels) if p else banded(value, levels["amber"], levels["red"])
+            )
+            message = f"{figure.replace('_', ' ')}{where('', segment)} = {value:.4g}"
+            judge.add(rule, status, value, levels, message, segment=segment)
+
+    return judge_it
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2%}"
+
+
+# --------------------------------------------------------------------------- section
+@dataclass(frozen=True)
+class BacktestRow:
+    label: str
+    n: float | None
+    mean_estimate: float | None
+    mean_realised: float | None
+    t: float | None
+    p: float | None
+    reason: str | None
+    status: str | None
+
+
+@dataclass(frozen=True)
+class BacktestSection:
+    rows: list[BacktestRow]
+    portfolio: BacktestRow
+    gauc: FigureRecord | None
+    gauc_test: FigureRecord | None
+    loss_shortfall: float | None
+    mad: float | None
+    psi: float | None
+    excluded: FigureRecord | None
+    contingency: list[list[float]]
+    columns: list[str]
+
+
+def _row(run: RunView, variable: str, rule: str) -> BacktestRow:
+    def value(name: str) -> float | None:
+        return run.figures.value(name, PERFORMANCE, variable=variable)
+
+    p = run.figures.get("backtest_p", PERFORMANCE, variable=variable)
+    return BacktestRow(
+        label=variable or "portfolio",
+        n=value("backtest_n"),
+        mean_estimate=value("backtest_mean_estimate"),
+        mean_realised=value("backtest_mean_realised"),
+        t=value("backtest_t"),
+        p=p.value if p else None,
+        reason=p.reason if p else None,
+        status=run.alerts.status(rule, variable=variable),
+    )
+
+
+def section(run: RunView) -> BacktestSection | None:
+    if run.figures.get("backtest_n", PERFORMANCE) is None:
+        return None
+    labels = [
+        f.variable
+        for f in run.figures
+        if f.name == "backtest_n"
+        and f.segment == ALL
+        and f.variable
+        and f.population == PERFORMANCE
+    ]
+    gauc = run.figures.get("gauc", PERFORMANCE)
+    return BacktestSection(
+        rows=[_row(run, label, "backtest_underestimation_grade") for label in labels],
+        portfolio=_row(run, "", "backtest_underestimation"),
+        gauc=gauc,
+        gauc_test=run.figures.get("gauc_test_p", PERFORMANCE),
+        loss_shortfall=run.figures.value("loss_shortfall", PERFORMANCE),
+        mad=run.figures.value("mad", PERFORMANCE),
+        psi=run.figures.value("estimate_psi", PERFORMANCE),
+        excluded=run.figures.get("excluded_share", PERFORMANCE),
+        contingency=list(gauc.params.get("contingency", [])) if gauc else [],
+        columns=list(gauc.params.get("columns", [])) if gauc else [],
+    )
+
+
+def _rule(name: str, figure: str, judge: Any, defaults: dict[str, float], finding: str) -> Rule:
+    p = defaults is P_LEVELS
+    return Rule(
+        name,
+        "run",
+        figure,
+        _levels(name, defaults),
+        describe_p if p else band_levels,
+        judge,
+        PERFORMANCE,
+        finding=finding,
+        worse="lower" if p else "higher",
+        baseline=("gauc",) if name == "gauc_deterioration" else (),
+    )
+
+
+_SPECS = (
+    ("backtest_n", "closed recoveries back-tested", True),
+    ("backtest_mean_estimate", "mean estimate", False),
+    ("backtest_mean_realised", "mean realised value", False),
+    ("backtest_t", "t statistic of realised − estimated", False),
+    ("backtest_variance", "variance of realised − estimated", False),
+    ("backtest_p", "t-test p-value (one-sided)", False),
+    ("loss_shortfall", "loss shortfall (EAD-weighted)", False),
+    ("mad", "mean absolute deviation (EAD-weighted)", False),
+    ("gauc", "generalised AUC", False),
+    ("gauc_se", "standard error of the gAUC", False),
+    ("gauc_test_p", "gAUC test p-value against the initial gAUC", False),
+    ("estimate_psi", "PSI of the estimates over the ECB segments", False),
+    ("excluded_share", "share of facilities not back-tested", False),
+)
+
+FAMILY = Family(
+    name="backtest",
+    order=200,
+    figures=(
+        *(FigureSpec(n, PERFORMANCE, "segment", label, count=c) for n, label, c in _SPECS),
+        FigureSpec("backtest_n", BASELINE, "segment", "initial sample's facilities", count=True),
+        FigureSpec("gauc", BASELINE, "segment", "initial sample's generalised AUC"),
+    ),
+    compute=compute,
+    freeze=freeze,
+    kinds=frozenset({"lgd", "ccf", "ead"}),
+    rules=(
+        _rule(
+            "backtest_underestimation",
+            "estimate against realised (portfolio)",
+            _judge_portfolio,
+            P_LEVELS,
+            "The estimates are too low for the realised values",
+        ),
+        _rule(
+            "backtest_underestimation_grade",
+            "estimate against realised (ECB segment)",
+            _judge_grades,
+            P_LEVELS,
+            "Segments whose estimates are too low for their realised values",
+        ),
+        _rule(
+            "gauc_deterioration",
+            "generalised AUC against the initial",
+            _judge_value("gauc_deterioration", "gauc_test_p", P_LEVELS, p=True),
+            P_LEVELS,
+            "The estimates rank the realised values worse than at the initial validation",
+        ),
+        _rule(
+            "estimate_psi",
+            "estimates' distribution against the baseline",
+            _judge_value("estimate_psi", "estimate_psi", PSI_LEVELS, p=False),
+            PSI_LEVELS,
+            "The estimates' distribution has shifted from the initial sample's",
+        ),
+        _rule(
+            "loss_shortfall",
+            "loss shortfall (EAD-weighted)",
+            _judge_value("loss_shortfall", "loss_shortfall", SHORTFALL_LEVELS, p=False),
+            SHORTFALL_LEVELS,
+            "The estimates fall short of the realised losses",
+        ),
+    ),
+    sections=(Section("backtest", "Back-testing", "backtest", 33, "_backtest.html", section),),
+    default_population=dict.fromkeys(("backtest_p", "gauc", "loss_shortfall"), PERFORMANCE),
+    formulas=BACKTEST_FORMULAS,
+)
