@@ -194,6 +194,9 @@ def test_every_statement_compiles_parses_and_binds_its_values(
     got = _values(outcomes)
     assert got.keys() == duckdb_figures.keys()
     for key, value in duckdb_figures.items():
+        if value is None:  # not available on DuckDB (with its reason): nor on the target
+            assert got[key] is None, key
+            continue
         assert got[key] == pytest.approx(value, rel=1e-9, abs=1e-12, nan_ok=True), key
 
     dialect = registry.load(dialect_name)(paramstyle="named")
