@@ -53,7 +53,7 @@ def load(path: Path, rows: int, seed: int) -> None:
 
 def measure(path: Path, repeats: int, seed: int) -> list[tuple[float, float]]:
     from riskmon.collect import Source, VintageRequest, collect
-    from riskmon.collect.tables import PdSource
+    from riskmon.collect.request import PdSource
     from riskmon.plan import DateWindow
 
     bench = _bench_collect()

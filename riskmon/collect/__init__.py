@@ -27,6 +27,7 @@ from riskmon.collect.checks import (
 from riskmon.collect.engines import PROFILES, EngineProfile, profile_for
 from riskmon.collect.migration import MigrationRequest
 from riskmon.collect.migration_tables import Migrations, MigrationTables
+from riskmon.collect.request import CollectRequest, ColumnDataError, PdSource, Population, Variable
 from riskmon.collect.selection import (
     QueryColumns,
     disjoint_groups,
@@ -37,17 +38,7 @@ from riskmon.collect.selection import (
     usable_rows,
 )
 from riskmon.collect.source import Source, SourceColumn, required_columns
-from riskmon.collect.tables import (
-    Aggregate,
-    CollectedTables,
-    CollectRequest,
-    ColumnDataError,
-    PdSource,
-    Population,
-    PopulationCounts,
-    Variable,
-    assemble,
-)
+from riskmon.collect.tables import Aggregate, CollectedTables, PopulationCounts, assemble
 from riskmon.collect.vintages import VintageRequest
 from riskmon.collect.vintages import run as vintage_pass
 from riskmon.errors import SourceError

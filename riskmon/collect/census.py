@@ -15,8 +15,8 @@ from typing import Any
 from sqlalchemy import Connection, FromClause, Select, func, select
 
 from riskmon.collect.binsql import bin_expression, category_text
+from riskmon.collect.request import CollectRequest, Variable
 from riskmon.collect.selection import QueryColumns
-from riskmon.collect.tables import CollectRequest, Variable
 from riskmon.records import LevelCensus, LevelCount
 
 #: levels named per characteristic whose bins hold every baseline level (the unseen bin)

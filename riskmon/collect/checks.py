@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from riskmon.collect.tables import Aggregate, CollectRequest
+from riskmon.collect.request import CollectRequest
+from riskmon.collect.tables import Aggregate
 from riskmon.metrics import PD_SUMS, TARGET_MOMENTS, WEIGHTED_PD_SUMS, WEIGHTED_TARGET_MOMENTS
 
 #: the largest finite double: a sum beyond it is infinite, and the figures built on it NaN

@@ -48,8 +48,9 @@ from sqlalchemy import (
 from riskmon.collect.binsql import bin_expression
 from riskmon.collect.engines import EngineProfile
 from riskmon.collect.migration_tables import Migrations, MigrationTables
+from riskmon.collect.request import CollectRequest, Variable
 from riskmon.collect.selection import QueryColumns, disjoint_groups
-from riskmon.collect.tables import CollectRequest, Variable, segment_key
+from riskmon.collect.tables import segment_key
 from riskmon.errors import InvalidDataError
 from riskmon.records import ALL, MIGRATION_APPEARED, MIGRATION_DEFAULTED, MIGRATION_LEFT
 

@@ -15,8 +15,8 @@ from sqlalchemy import Connection, FromClause, select
 from riskmon.collect.binsql import category_text
 from riskmon.collect.deadline import progressed
 from riskmon.collect.migration import END, START, MigrationRequest, Tally, count_unlinked
+from riskmon.collect.request import ColumnDataError
 from riskmon.collect.selection import QueryColumns
-from riskmon.collect.tables import ColumnDataError
 from riskmon.errors import InvalidDataError
 
 #: rows per chunk of the streaming reader

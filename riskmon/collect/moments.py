@@ -18,7 +18,7 @@ import numpy.typing as npt
 import pandas as pd
 from sqlalchemy import ColumnElement, Double, case, cast, func, null
 
-from riskmon.collect.tables import ColumnDataError
+from riskmon.collect.request import ColumnDataError
 from riskmon.metrics import TARGET_MOMENTS, WEIGHTED_TARGET_MOMENTS
 
 #: how many offending values an error quotes

@@ -53,8 +53,9 @@ from sqlalchemy import (
 
 from riskmon.collect.binsql import bin_expression, category_text
 from riskmon.collect.engines import EngineProfile
+from riskmon.collect.request import CollectRequest, Variable
 from riskmon.collect.selection import CellSums, QueryColumns, disjoint_groups
-from riskmon.collect.tables import Aggregate, CollectRequest, Variable
+from riskmon.collect.tables import Aggregate
 
 Shape = Literal["packed", "grouping_sets", "union_all", "per_variable"]
 SHAPES: tuple[Shape, ...] = ("packed", "grouping_sets", "union_all", "per_variable")

@@ -30,7 +30,7 @@ from sqlalchemy import (
 )
 
 from riskmon.collect.moments import moment_measures
-from riskmon.collect.tables import CollectRequest, PdSource, Population, Variable
+from riskmon.collect.request import CollectRequest, PdSource, Population, Variable
 
 
 def disjoint_groups(populations: Sequence[Population]) -> list[list[Population]]:

@@ -35,8 +35,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.sql.elements import ColumnElement
 
+from riskmon.collect.request import CollectRequest, Population
 from riskmon.collect.selection import QueryColumns
-from riskmon.collect.tables import CollectRequest, Population, segment_key
+from riskmon.collect.tables import segment_key
 from riskmon.metrics import VintageTable
 from riskmon.plan import ONE_DAY, DateWindow
 from riskmon.records import ALL

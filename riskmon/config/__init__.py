@@ -42,14 +42,13 @@ from riskmon.config._models import (
     Characteristic,
     ColumnMap,
     CronExpression,
-    DatabaseURL,
     ModelConfig,
     ModelKind,
     NotifyChannel,
-    SourceConfig,
     Window,
 )
 from riskmon.config._register import DOCUMENTATION_KEYS, Approval, Documentation, Documented
+from riskmon.config._source import DatabaseURL, SourceConfig
 from riskmon.config._thresholds import Band, Drop, PValueLevels, Thresholds
 
 __all__ = [

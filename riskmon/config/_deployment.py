@@ -12,8 +12,9 @@ from pydantic import AfterValidator, Field, field_validator
 
 from riskmon.config._base import Strict as _Strict
 from riskmon.config._base import twice as _twice
-from riskmon.config._models import DEFAULT_STORE_URL, ConfigPath, DatabaseURL, ModelConfig
+from riskmon.config._models import DEFAULT_STORE_URL, ConfigPath, ModelConfig
 from riskmon.config._register import without_documentation
+from riskmon.config._source import DatabaseURL
 from riskmon.cron import time_zone
 from riskmon.errors import ConfigError
 from riskmon.redact import MASK, database_url, mask_url, redact, register_secret

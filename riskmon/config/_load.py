@@ -15,8 +15,9 @@ from pydantic import (
 )
 
 from riskmon.config._deployment import RiskmonConfig
-from riskmon.config._models import _ENV_REFERENCE, CONFIG_ENV_VAR, DEFAULT_CONFIG_PATH
+from riskmon.config._models import CONFIG_ENV_VAR, DEFAULT_CONFIG_PATH
 from riskmon.config._paths import CONFIG_DIR, UNSET_SOURCES
+from riskmon.config._source import _ENV_REFERENCE
 from riskmon.config._yaml import UnsafeYAMLError, read_yaml
 from riskmon.errors import ConfigError
 

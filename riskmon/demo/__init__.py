@@ -57,22 +57,85 @@ DEMO_ACCOUNTS = AccountSpec(
 )
 
 
-def demo_config(folder: Path) -> dict[str, object]:
-    """The demo's configuration: two models on one table of scored loans, and a behavioural
-    rating of re-rated accounts."""
-    source = {"url": f"sqlite:///{(folder / 'loans.db').resolve()}", "table": "scored_loans"}
+def _characteristics() -> list[dict[str, Any]]:
     characteristics: list[dict[str, Any]] = [
         {"name": n, "kind": "numeric"} for n in NUMERIC_CHARACTERISTICS
     ] + [{"name": n, "kind": "categorical"} for n in CATEGORICAL_CHARACTERISTICS]
     # "no bureau record", a special value counted in a bin of its own
     no_record = {"name": "delinquencies_24m", "kind": "numeric", "special": [scorecard.NO_RECORD]}
-    characteristics = [no_record if c["name"] == no_record["name"] else c for c in characteristics]
+    return [no_record if c["name"] == no_record["name"] else c for c in characteristics]
+
+
+def _application_scorecard(
+    common: dict[str, object], columns: dict[str, object]
+) -> dict[str, object]:
     # the application scorecard's own attributes and points (riskmon.demo.scorecard)
     attributes = {a["name"]: a for a in scorecard.ATTRIBUTES}
-    scored = [attributes.get(str(c["name"]), c) for c in characteristics]
+    return {
+        "name": "application_scorecard",
+        **common,
+        "characteristics": [attributes.get(str(c["name"]), c) for c in _characteristics()],
+        # the underwriters' final decision beside the cut-off's: overrides
+        "columns": {**columns, "score": "app_points", "decision": "decision"},
+        "score_direction": "higher_is_safer",
+        # the scorecard's points as a PD: 600 points at 11:1 good:bad odds, odds
+        # doubling every 37 points (fitted on the development window)
+        # loans below 560 points are declined; a bad accepted costs five good declined
+        "calibration": {
+            "points_to_pd": {"points": 600, "odds": 11, "pdo": 37},
+            "cutoff": scorecard.CUTOFF,
+            "costs": {"false_accept": 5, "false_decline": 1},
+        },
+    }
+
+
+def _behaviour_pd(common: dict[str, object], columns: dict[str, object]) -> dict[str, object]:
+    return {
+        "name": "behaviour_pd",
+        **common,
+        "columns": {**columns, "score": "behaviour_pd", "weight": "exposure"},
+        "score_direction": "higher_is_riskier",
+        # the master scale: PD upper edges of the grades (the last grade is open)
+        "calibration": {
+            "grades": [0.02, 0.04, 0.07, 0.12, 0.2, 0.35],
+            "default_correlation": 0.03,
+        },
+        # a challenger scoring the same loans, compared by DeLong's paired test
+        "challengers": [{"column": "behaviour_challenger", "name": "challenger"}],
+    }
+
+
+def _behaviour_rating(common: dict[str, object], source: dict[str, str]) -> dict[str, object]:
+    return {
+        "name": "behaviour_rating",
+        **common,
+        "source": {**source, "table": "account_ratings"},
+        "characteristics": [],
+        "columns": {
+            "id": "account_id",
+            "score_date": "score_date",
+            "score": "rating_pd",
+            "label": "default_12m",
+            "weight": "exposure",
+            "segments": ["segment"],
+        },
+        "score_direction": "higher_is_riskier",
+        # accounts are re-rated monthly: each one's grade now against a year before
+        "calibration": {"grades": [0.01, 0.02, 0.04, 0.08, 0.16, 0.3]},
+        "rating": {"migration": True},
+        # 4,000 accounts, about 200 bads a cohort: a Gini or AUC drop is RED only in
+        # two months in a row (a single month's dip is AMBER)
+        "thresholds": {"significant_drops_only": True, "consecutive": 2},
+    }
+
+
+def demo_config(folder: Path) -> dict[str, object]:
+    """The demo's configuration: two models on one table of scored loans, and a behavioural
+    rating of re-rated accounts."""
+    source = {"url": f"sqlite:///{(folder / 'loans.db').resolve()}", "table": "scored_loans"}
     common: dict[str, object] = {
         "source": source,
-        "characteristics": characteristics,
+        "characteristics": _characteristics(),
         "baseline": {"start": "2023-01-01", "end": "2023-06-30"},
         "stability_window": "1 month",
         "performance_window": "12 months",
@@ -95,56 +158,9 @@ def demo_config(folder: Path) -> dict[str, object]:
             "reports_dir": str((folder / "reports").resolve()),
         },
         "models": [
-            {
-                "name": "application_scorecard",
-                **common,
-                "characteristics": scored,
-                # the underwriters' final decision beside the cut-off's: overrides
-                "columns": {**columns, "score": "app_points", "decision": "decision"},
-                "score_direction": "higher_is_safer",
-                # the scorecard's points as a PD: 600 points at 11:1 good:bad odds, odds
-                # doubling every 37 points (fitted on the development window)
-                # loans below 560 points are declined; a bad accepted costs five good declined
-                "calibration": {
-                    "points_to_pd": {"points": 600, "odds": 11, "pdo": 37},
-                    "cutoff": scorecard.CUTOFF,
-                    "costs": {"false_accept": 5, "false_decline": 1},
-                },
-            },
-            {
-                "name": "behaviour_pd",
-                **common,
-                "columns": {**columns, "score": "behaviour_pd", "weight": "exposure"},
-                "score_direction": "higher_is_riskier",
-                # the master scale: PD upper edges of the grades (the last grade is open)
-                "calibration": {
-                    "grades": [0.02, 0.04, 0.07, 0.12, 0.2, 0.35],
-                    "default_correlation": 0.03,
-                },
-                # a challenger scoring the same loans, compared by DeLong's paired test
-                "challengers": [{"column": "behaviour_challenger", "name": "challenger"}],
-            },
-            {
-                "name": "behaviour_rating",
-                **common,
-                "source": {**source, "table": "account_ratings"},
-                "characteristics": [],
-                "columns": {
-                    "id": "account_id",
-                    "score_date": "score_date",
-                    "score": "rating_pd",
-                    "label": "default_12m",
-                    "weight": "exposure",
-                    "segments": ["segment"],
-                },
-                "score_direction": "higher_is_riskier",
-                # accounts are re-rated monthly: each one's grade now against a year before
-                "calibration": {"grades": [0.01, 0.02, 0.04, 0.08, 0.16, 0.3]},
-                "rating": {"migration": True},
-                # 4,000 accounts, about 200 bads a cohort: a Gini or AUC drop is RED only in
-                # two months in a row (a single month's dip is AMBER)
-                "thresholds": {"significant_drops_only": True, "consecutive": 2},
-            },
+            _application_scorecard(common, columns),
+            _behaviour_pd(common, columns),
+            _behaviour_rating(common, source),
         ],
     }
 

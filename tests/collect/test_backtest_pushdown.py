@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from riskmon.collect import Source, collect
-from riskmon.collect.tables import CollectRequest, Population, Variable
+from riskmon.collect.request import CollectRequest, Population, Variable
 from riskmon.metrics import (
     ECB_SEGMENT_LABELS,
     BacktestTable,

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from riskmon.collect import Source, collect
-from riskmon.collect.tables import CollectRequest, PdSource, Variable
+from riskmon.collect.request import CollectRequest, PdSource, Variable
 from riskmon.errors import SourceError
 from riskmon.metrics import Binning, PdTable, fit_binning
 from riskmon.records import ALL

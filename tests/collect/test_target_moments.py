@@ -14,7 +14,7 @@ from sqlalchemy import create_engine, text
 
 from riskmon.baseline import CollectedRun
 from riskmon.collect import Source, collect
-from riskmon.collect.tables import CollectRequest, PdSource, Variable
+from riskmon.collect.request import CollectRequest, PdSource, Variable
 from riskmon.errors import SourceError
 from riskmon.metrics import TARGET_MOMENTS, Binning, TargetTable, fit_binning
 from riskmon.records import ALL

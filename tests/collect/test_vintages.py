@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from sqlalchemy import event
 
 from riskmon.collect import Source, VintageRequest, collect
-from riskmon.collect.tables import PdSource
+from riskmon.collect.request import PdSource
 from riskmon.metrics import VintageTable
 from riskmon.plan import DateWindow
 from riskmon.records import ALL

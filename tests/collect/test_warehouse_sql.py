@@ -317,7 +317,7 @@ def test_the_moments_of_a_continuous_target_compile_for_every_shape(target: str)
     from sqlalchemy import table as sql_table
 
     from riskmon.collect import pushdown
-    from riskmon.collect.tables import PdSource
+    from riskmon.collect.request import PdSource
 
     from .test_collect import request
 
