@@ -6,6 +6,7 @@ RISKMON_TEST_SPARK=local, which .ci/run sets).
   computed in memory from the loans.
 - ``riskmon run`` end to end on Spark stores the figures the same run stores on SQLite, writes
   its report, and says that the reading was not snapshot-isolated.
+- The vintage × MOB ``GROUP BY`` counts on Spark the curves pandas counts on the loans.
 - A statement past ``statement_timeout_seconds`` is cancelled by Spark and reported as such; a
   missing table is named without Spark's stack trace.
 - A server frozen mid-statement (its JVM stopped with SIGSTOP, then continued) fails the
@@ -14,6 +15,7 @@ RISKMON_TEST_SPARK=local, which .ci/run sets).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -31,14 +33,16 @@ from hypothesis import HealthCheck, settings
 
 from riskmon.cli import cli
 from riskmon.cli.runs import EXIT_ALERT, EXIT_OK
-from riskmon.collect import Source, collect
+from riskmon.collect import Source, VintageRequest, collect
 from riskmon.collect.deadline import CANCEL_SECONDS
+from riskmon.collect.request import PdSource
 from riskmon.collect.warehouses import NOT_SNAPSHOT
 from riskmon.errors import DegenerateDataWarning, SourceError, SourceUnavailableError
 
 from .collect.loans import load, loan_frame, model_config
 from .collect.test_collect import expected_tables, fitted_on, request
 from .collect.test_properties import RANDOM_LOAN_TABLES
+from .collect.test_vintages import EVENTS, MAX_MOB, WINDOW, _expected, _with_events
 from .report.htmltree import parse
 from .spark_server import SparkServer
 from .spark_server import load as load_spark
@@ -71,6 +75,24 @@ def test_every_shape_on_spark_counts_what_memory_counts(
             assert set(collected.tables) == set(expected), shape
             for key, table in expected.items():
                 assert collected.tables[key].equals(table, rtol=1e-12), (shape, key)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_the_vintage_group_by_on_spark_counts_what_pandas_counts(
+    spark: SparkServer, weighted: bool
+) -> None:
+    frame = _with_events(loan_frame(seed=11, n=600, weighted=weighted), seed=11)
+    load_spark(spark, frame)
+    known_by = WINDOW.start + dt.timedelta(days=120)
+    req = dataclasses.replace(request(weighted=weighted), pd=PdSource("pd_score"))
+    expected = _expected(frame, known_by, weighted)
+    with Source(model_config(spark.url, weighted=weighted)) as source:
+        collected = collect(
+            source, req, vintages=VintageRequest(req, WINDOW, known_by, EVENTS, MAX_MOB)
+        )
+    assert set(collected.vintages) == set(expected)
+    for key, table in expected.items():
+        assert collected.vintages[key].equals(table, rtol=1e-9), key
 
 
 def _config(folder: Path, url: str) -> Path:
