@@ -11,9 +11,11 @@ its label ("< 5%", "5-10%", …, ">= 100%"), as the calibration family stores it
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
+from scipy.stats import norm
 
 from riskmon.figures._family import measured
 from riskmon.figures._views import RunTables
@@ -116,18 +118,25 @@ def _gauc(tables: RunTables, table: BacktestTable, segment: str) -> list[FigureR
     ]
     initial = tables.model.backtest.initial_gauc
     source = "backtest.initial_gauc"
+    initial_se = None
     if initial is None:
         frozen = tables.baseline.figure("gauc", segment=segment)
         initial = frozen.value if frozen is not None else None
+        initial_se = frozen.params.get("se") if frozen is not None else None
         source = "baseline"
     if initial is None or gauc is None:
         why = reason if gauc is None else "no initial gAUC (backtest.initial_gauc or baseline)"
         out.append(_record("gauc_test_p", None, why, {}, "", segment))
         return out
     test, why = measured(lambda: generalised_auc_test(table.contingency, initial))
-    test_params = {"initial_gauc": initial, "initial_from": source}
+    test_params: dict[str, Any] = {"initial_gauc": initial, "initial_from": source}
     if test is not None:
         test_params["statistic"] = test.statistic
+        if initial_se is not None and gauc.se > 0:
+            # the frozen initial gAUC is a sample's estimate too: its error beside the current
+            combined = math.hypot(gauc.se, float(initial_se))
+            test_params["initial_se"] = float(initial_se)
+            test_params["p_two_samples"] = float(norm.sf((initial - gauc.gauc) / combined))
     out.append(_record("gauc_test_p", test.pvalue if test else None, why, test_params, "", segment))
     return out
 

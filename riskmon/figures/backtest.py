@@ -13,6 +13,12 @@ amber < 0.05 and red < 0.001; the industry PSI bands 0.10 / 0.25; a loss shortfa
 ``backtest_underestimation_grade`` (each ECB segment, Holm-adjusted across them as the PD grade
 tests are), ``gauc_deterioration``, ``estimate_psi`` and ``loss_shortfall``. Fewer closed
 recoveries than ``backtest.min_closed`` are NOT_EVALUABLE, saying so.
+
+Noise: ``gauc_deterioration`` judges the ECB's test when the initial gAUC is configured, and,
+when it is the frozen baseline's (a sample's estimate with its own standard error), the test of
+the two samples' difference; a loss shortfall whose segment's t-test finds no under-estimation,
+and an estimate PSI that two samples of one distribution reach with p ≥ 5 %, are within noise
+(at most ``thresholds.within_noise``, as a PSI below its critical value is).
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ from riskmon.figures._backtest_figures import freeze
 from riskmon.figures._family import (
     Family,
     FigureSpec,
+    Headline,
+    HistoryColumn,
     Judge,
     Rule,
     Section,
@@ -34,6 +42,7 @@ from riskmon.figures._family import (
     banded,
     describe_p,
     where,
+    within_noise,
 )
 from riskmon.figures._formulas import BACKTEST_FORMULAS
 from riskmon.figures._views import RunTables, RunView
@@ -44,6 +53,8 @@ from riskmon.records import ALL, BASELINE, PERFORMANCE, BinRecord, FigureRecord,
 P_LEVELS = {"amber": 0.05, "red": 0.001}
 PSI_LEVELS = {"amber": 0.10, "red": 0.25}
 SHORTFALL_LEVELS = {"amber": 0.05, "red": 0.10}
+#: an estimate PSI this likely between two samples of one distribution is within noise
+NOISE_P = 0.05
 
 
 def compute(tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
@@ -125,7 +136,31 @@ def _judge_grades(judge: Judge, _: str) -> None:
             judge.add(rule, Status.NOT_EVALUABLE, None, chosen, why, variable=f.variable)
 
 
-def _judge_value(rule: str, figure: str, defaults: dict[str, float], *, p: bool) -> Any:
+def _shortfall_noise(judge: Judge, found: FigureRecord, segment: str) -> str | None:
+    """Why a loss shortfall is within noise: the segment's realised values do not exceed the
+    estimates significantly (the t-test's p at or above the amber level)."""
+    p = judge.figures.value("backtest_p", PERFORMANCE, segment=segment)
+    amber = _levels("backtest_underestimation", P_LEVELS)(judge.thresholds)["amber"]
+    if p is None or p < amber:
+        return None
+    return f"the t-test finds no under-estimation, p = {p:.3g}"
+
+
+def _psi_noise(judge: Judge, found: FigureRecord, segment: str) -> str | None:
+    """Why an estimate PSI is within noise: two samples of one distribution would differ as
+    much with probability ``noise_p`` (at or above 5 %)."""
+    noise_p = found.params.get("noise_p")
+    if noise_p is None or noise_p < NOISE_P:
+        return None
+    return f"as large between two samples of one distribution with p = {noise_p:.3g}"
+
+
+def _judge_band(
+    rule: str,
+    figure: str,
+    defaults: dict[str, float],
+    noise: Callable[[Judge, FigureRecord, str], str | None],
+) -> Any:
     def judge_it(judge: Judge, _: str) -> None:
         levels = _levels(rule, defaults)(judge.thresholds)
         for segment in _segments(judge):
@@ -136,13 +171,42 @@ def _judge_value(rule: str, figure: str, defaults: dict[str, float], *, p: bool)
                 judge.add(rule, Status.NOT_EVALUABLE, None, levels, why, segment=segment)
                 continue
             value = float(found.value)
-            status = (
-                _p_status(value, levels) if p else banded(value, levels["amber"], levels["red"])
-            )
+            status = banded(value, levels["amber"], levels["red"])
             message = f"{figure.replace('_', ' ')}{where('', segment)} = {value:.4g}"
+            within = noise(judge, found, segment) if status != Status.GREEN else None
+            if within is not None:
+                status, capped = within_noise(status, judge.thresholds)
+                message += f" (within sampling noise: {within}{capped})"
             judge.add(rule, status, value, levels, message, segment=segment)
 
     return judge_it
+
+
+def _judge_gauc(judge: Judge, _: str) -> None:
+    """``gauc_deterioration`` on the ECB's test, whose statistic takes the initial gAUC as
+    known; when the initial gAUC is the frozen baseline's, itself a sample's estimate, on the
+    test that adds the baseline's standard error (``p_two_samples``): the ECB's p alone would
+    flag an unchanged model whenever its initial sample happened to rank well."""
+    rule = "gauc_deterioration"
+    levels = _levels(rule, P_LEVELS)(judge.thresholds)
+    for segment in _segments(judge):
+        found = judge.figures.get("gauc_test_p", PERFORMANCE, segment=segment)
+        few = _too_few(judge, segment)
+        if found is None or found.value is None or few:
+            why = few or (found.reason if found else None) or "no gauc_test_p"
+            judge.add(rule, Status.NOT_EVALUABLE, None, levels, why, segment=segment)
+            continue
+        gauc = judge.figures.value("gauc", PERFORMANCE, segment=segment)
+        initial = float(found.params["initial_gauc"])
+        both = found.params.get("p_two_samples")
+        value = float(found.value if both is None else both)
+        message = (
+            f"gAUC{where('', segment)} {gauc:.3f} against the initial {initial:.3f}: "
+            f"ECB test p = {found.value:.3g}"
+        )
+        if both is not None:
+            message += f", {both:.3g} with the initial sample's own error (judged)"
+        judge.add(rule, _p_status(value, levels), value, levels, message, segment=segment)
 
 
 def _pct(value: float | None) -> str:
@@ -166,6 +230,8 @@ class BacktestRow:
 class BacktestSection:
     rows: list[BacktestRow]
     portfolio: BacktestRow
+    #: the portfolio's row of each configured segment
+    segments: list[BacktestRow]
     gauc: FigureRecord | None
     gauc_test: FigureRecord | None
     loss_shortfall: float | None
@@ -176,20 +242,20 @@ class BacktestSection:
     columns: list[str]
 
 
-def _row(run: RunView, variable: str, rule: str) -> BacktestRow:
+def _row(run: RunView, variable: str, rule: str, segment: str = ALL) -> BacktestRow:
     def value(name: str) -> float | None:
-        return run.figures.value(name, PERFORMANCE, variable=variable)
+        return run.figures.value(name, PERFORMANCE, variable=variable, segment=segment)
 
-    p = run.figures.get("backtest_p", PERFORMANCE, variable=variable)
+    p = run.figures.get("backtest_p", PERFORMANCE, variable=variable, segment=segment)
     return BacktestRow(
-        label=variable or "portfolio",
+        label=segment or variable or "portfolio",
         n=value("backtest_n"),
         mean_estimate=value("backtest_mean_estimate"),
         mean_realised=value("backtest_mean_realised"),
         t=value("backtest_t"),
         p=p.value if p else None,
         reason=p.reason if p else None,
-        status=run.alerts.status(rule, variable=variable),
+        status=run.alerts.status(rule, variable=variable, segment=segment),
     )
 
 
@@ -205,9 +271,13 @@ def section(run: RunView) -> BacktestSection | None:
         and f.population == PERFORMANCE
     ]
     gauc = run.figures.get("gauc", PERFORMANCE)
+    segments = sorted(
+        {f.segment for f in run.figures if f.name == "backtest_n" and f.segment != ALL}
+    )
     return BacktestSection(
         rows=[_row(run, label, "backtest_underestimation_grade") for label in labels],
         portfolio=_row(run, "", "backtest_underestimation"),
+        segments=[_row(run, "", "backtest_underestimation", s) for s in segments],
         gauc=gauc,
         gauc_test=run.figures.get("gauc_test_p", PERFORMANCE),
         loss_shortfall=run.figures.value("loss_shortfall", PERFORMANCE),
@@ -280,26 +350,92 @@ FAMILY = Family(
         _rule(
             "gauc_deterioration",
             "generalised AUC against the initial",
-            _judge_value("gauc_deterioration", "gauc_test_p", P_LEVELS, p=True),
+            _judge_gauc,
             P_LEVELS,
             "The estimates rank the realised values worse than at the initial validation",
         ),
         _rule(
             "estimate_psi",
             "estimates' distribution against the baseline",
-            _judge_value("estimate_psi", "estimate_psi", PSI_LEVELS, p=False),
+            _judge_band("estimate_psi", "estimate_psi", PSI_LEVELS, _psi_noise),
             PSI_LEVELS,
             "The estimates' distribution has shifted from the initial sample's",
         ),
         _rule(
             "loss_shortfall",
             "loss shortfall (EAD-weighted)",
-            _judge_value("loss_shortfall", "loss_shortfall", SHORTFALL_LEVELS, p=False),
+            _judge_band("loss_shortfall", "loss_shortfall", SHORTFALL_LEVELS, _shortfall_noise),
             SHORTFALL_LEVELS,
             "The estimates fall short of the realised losses",
         ),
     ),
     sections=(Section("backtest", "Back-testing", "backtest", 33, "_backtest.html", section),),
+    headlines=(
+        Headline(
+            110,
+            "backtest_n",
+            "Closed recoveries back-tested",
+            "backtest_n",
+            PERFORMANCE,
+            format="count",
+            with_baseline=False,
+        ),
+        Headline(
+            112,
+            "backtest_mean_estimate",
+            "Mean estimate",
+            "backtest_mean_estimate",
+            PERFORMANCE,
+            format="percent",
+            with_baseline=False,
+        ),
+        Headline(
+            114,
+            "backtest_mean_realised",
+            "Mean realised value",
+            "backtest_mean_realised",
+            PERFORMANCE,
+            format="percent",
+            with_baseline=False,
+        ),
+        Headline(
+            116,
+            "backtest_p",
+            "Estimate too low: t-test p",
+            "backtest_p",
+            PERFORMANCE,
+            rule="backtest_underestimation",
+            with_baseline=False,
+        ),
+        Headline(118, "gauc", "Generalised AUC", "gauc", PERFORMANCE, rule="gauc_deterioration"),
+        Headline(
+            120,
+            "loss_shortfall",
+            "Loss shortfall (EAD-weighted)",
+            "loss_shortfall",
+            PERFORMANCE,
+            format="percent",
+            rule="loss_shortfall",
+            with_baseline=False,
+        ),
+        Headline(
+            122,
+            "estimate_psi",
+            "PSI of the estimates",
+            "estimate_psi",
+            PERFORMANCE,
+            rule="estimate_psi",
+            with_baseline=False,
+        ),
+    ),
+    history=(
+        HistoryColumn(110, "backtest_n", "", PERFORMANCE),
+        HistoryColumn(112, "backtest_mean_estimate", "", PERFORMANCE),
+        HistoryColumn(114, "backtest_mean_realised", "", PERFORMANCE),
+        HistoryColumn(116, "backtest_p", "", PERFORMANCE),
+        HistoryColumn(118, "gauc", "", PERFORMANCE),
+        HistoryColumn(120, "loss_shortfall", "", PERFORMANCE),
+    ),
     default_population=dict.fromkeys(("backtest_p", "gauc", "loss_shortfall"), PERFORMANCE),
     formulas=BACKTEST_FORMULAS,
 )
