@@ -23,12 +23,22 @@ import click
 from riskmon.cli._app import _App, _store
 
 if TYPE_CHECKING:
+    from riskmon.config import ModelKind
     from riskmon.store import MetricStore, RunRecord
 
 #: riskmon.records.SCORE, CURRENT and PERFORMANCE, written out so that the CLI starts fast
 _SCORE, _CURRENT, _PERFORMANCE = "score", "current", "performance"
-#: what the table calls each population
+#: what the table calls each population: a PD model's, and a back-tested (LGD, CCF, EAD) one's
 _POPULATION_LABEL = {_CURRENT: "current", _PERFORMANCE: "cohort"}
+_BACKTEST_LABEL = {_CURRENT: "current", _PERFORMANCE: "observed"}
+_CAPTION = (
+    "current: loans scored in the stability window ending at as_of; cohort: the "
+    "performance cohort, scored one performance window earlier, outcomes matured"
+)
+_BACKTEST_CAPTION = (
+    "observed: the facilities dated in the observation window ending at as_of, estimates "
+    "against realised values"
+)
 
 
 @dataclass(frozen=True)
@@ -46,10 +56,9 @@ class _Column:
         name = self.figure if self.variable in ("", _SCORE) else f"{self.figure}[{self.variable}]"
         return f"{self.population}.{name}"
 
-    @property
-    def header(self) -> str:
+    def header(self, labels: dict[str, str]) -> str:
         name = self.key.split(".", 1)[1]
-        return f"{name}\n({_POPULATION_LABEL[self.population]})"
+        return f"{name}\n({labels[self.population]})"
 
     def shown(self, value: float | None) -> float | int | None:
         return None if value is None else round(value) if self.count else value
@@ -117,13 +126,13 @@ def _chosen_column(
     return _Column(figure, variable, chosen, spec.count)
 
 
-def _default_columns() -> list[_Column]:
+def _default_columns(kind: ModelKind) -> list[_Column]:
     from riskmon.figures import CATALOG
 
     counts = {(s.name, s.population) for s in CATALOG.figures if s.count}
     return [
         _Column(c.figure, c.variable, c.population, (c.figure, c.population) in counts)
-        for c in CATALOG.history
+        for c in CATALOG.for_kind(kind).history
     ]
 
 
@@ -199,7 +208,9 @@ def history_command(
             # a family the model does not use (migrations, say) stores no figure: no column
             names = {(name, population) for name, population, *_ in stored}
             columns = [
-                c for c in _default_columns() if not names or (c.figure, c.population) in names
+                c
+                for c in _default_columns(chosen.kind)
+                if not names or (c.figure, c.population) in names
             ]
         else:
             columns = [_chosen_column(figure, variable, population, segment, stored, configured)]
@@ -222,9 +233,8 @@ def history_command(
         for row, run in zip(rows, runs, strict=True):
             row["config_fingerprint"] = run.config_hash
     whose = " ".join(filter(None, [variable, segment]))
-    _print(
-        rows, columns, fmt, title=f"{chosen.name}{f' ({segment})' if segment else ''}", whose=whose
-    )
+    title = f"{chosen.name}{f' ({segment})' if segment else ''}"
+    _print(rows, columns, fmt, title=title, whose=whose, backtested=chosen.kind != "pd")
 
 
 def _row(
@@ -246,7 +256,13 @@ def _row(
 
 
 def _print(
-    rows: list[dict[str, Any]], columns: Sequence[_Column], fmt: str, *, title: str, whose: str
+    rows: list[dict[str, Any]],
+    columns: Sequence[_Column],
+    fmt: str,
+    *,
+    title: str,
+    whose: str,
+    backtested: bool = False,
 ) -> None:
     """The rows as JSON, CSV or a table (headers say each figure's population)."""
     if fmt == "json":
@@ -262,12 +278,8 @@ def _print(
     from rich.console import Console
     from rich.table import Table
 
-    caption = (
-        "current: loans scored in the stability window ending at as_of; cohort: the "
-        "performance cohort, scored one performance window earlier, outcomes matured"
-    )
-    table = Table(title=title, caption=caption)
-    shown = _table_columns(columns, whose)
+    table = Table(title=title, caption=_BACKTEST_CAPTION if backtested else _CAPTION)
+    shown = _table_columns(columns, whose, _BACKTEST_LABEL if backtested else _POPULATION_LABEL)
     if rows and "config_fingerprint" in rows[0]:
         shown.insert(2, ("config\nfingerprint", False, lambda row: row["config_fingerprint"][:12]))
     for header, right, _ in shown:
@@ -288,7 +300,7 @@ def _print(
 
 
 def _table_columns(
-    columns: Sequence[_Column], whose: str
+    columns: Sequence[_Column], whose: str, labels: dict[str, str]
 ) -> list[tuple[str, bool, Callable[[dict[str, Any]], str]]]:
     """(header, right-aligned, cell) of each column of the table: as_of, status, then per
     population its score dates and its figures."""
@@ -308,8 +320,11 @@ def _table_columns(
         (f"{whose}\nstatus" if whose else "status", False, lambda row: str(row["status"])),
     ]
     for population in dict.fromkeys(c.population for c in columns):
-        shown.append((f"{_POPULATION_LABEL[population]}\nscored", False, window(population)))
-        shown += [(c.header, True, figure(c)) for c in columns if c.population == population]
+        dated = "scored" if labels is _POPULATION_LABEL else "dated"
+        shown.append((f"{labels[population]}\n{dated}", False, window(population)))
+        shown += [
+            (c.header(labels), True, figure(c)) for c in columns if c.population == population
+        ]
     return shown
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast, get_args
 
-from riskmon.config import ModelConfig, model_fingerprint
+from riskmon.config import ModelConfig, ModelKind, model_fingerprint
 from riskmon.figures import CATALOG
 from riskmon.records import RunPlanRecord
 from riskmon.report.pages import Header, Threshold, Window
@@ -43,6 +43,54 @@ def _stored_plan(run: RunRecord) -> RunPlanRecord | None:
         return None
 
 
+def model_kind(run: RunRecord, model: ModelConfig | None) -> ModelKind:
+    """What the run's model predicts: its configuration's kind, or, for a model no longer
+    configured, the kind the run's stored configuration names."""
+    if model is not None:
+        return model.kind
+    stored = ((run.provenance or {}).get("config") or {}).get("kind", "pd")
+    return cast(ModelKind, stored if stored in get_args(ModelKind) else "pd")
+
+
+def _windows(plan: RunPlanRecord, kind: ModelKind) -> list[Window]:
+    if kind != "pd":
+        return [
+            Window(
+                "observation period",
+                *plan.performance,
+                "facilities dated in it, estimates against realised values: back-testing",
+            )
+        ]
+    return [
+        Window("current population", *plan.current, "stability: PSI, CSI"),
+        Window(
+            "performance cohort",
+            *plan.performance,
+            f"outcomes after {plan.performance_window}: KS, AUC, Gini, lift, IV",
+        ),
+    ]
+
+
+def _outcome(plan: RunPlanRecord | None, kind: ModelKind) -> str | None:
+    """What the run took for the outcome: the bad flag, or the realised value."""
+    if plan is None or not plan.label:
+        return None
+    if kind != "pd":
+        return f"column {plan.label!r}: the realised {kind.upper()}, empty while not yet realised"
+    return (
+        f"column {plan.label!r}: 1 = bad (default), 0 = good, empty = outcome not yet known "
+        "(unmatured)"
+    )
+
+
+def _weight(plan: RunPlanRecord | None, kind: ModelKind) -> str | None:
+    if plan is None or not plan.weight:
+        return None
+    if kind != "pd":
+        return f"exposure at default: column {plan.weight!r} (weights the loss shortfall and MAD)"
+    return f"weighted by column {plan.weight!r}"
+
+
 def header(
     run: RunRecord,
     model: ModelConfig | None,
@@ -52,17 +100,11 @@ def header(
     """The header of ``run``'s report, from what the run stored: its windows and columns are
     those it measured, whatever the configuration says today."""
     plan = _stored_plan(run)
+    kind = model_kind(run, model)
     windows: list[Window] = []
     config_note = None
     if plan is not None:
-        windows = [
-            Window("current population", *plan.current, "stability: PSI, CSI"),
-            Window(
-                "performance cohort",
-                *plan.performance,
-                f"outcomes after {plan.performance_window}: KS, AUC, Gini, lift, IV",
-            ),
-        ]
+        windows = _windows(plan, kind)
         # a source read without its environment variables cannot be compared with the run's
         comparable = model if model is not None and not model.source.unset_variables else None
         if comparable is not None and model_fingerprint(comparable) != run.config_hash:
@@ -81,26 +123,24 @@ def header(
                 f"baseline (version {baseline.version})",
                 baseline.window_start,
                 baseline.window_end,
-                f"development sample: {baseline.n_rows} loans, {baseline.n_bads} bads",
+                f"development sample: {baseline.n_rows} loans, {baseline.n_bads} bads"
+                if kind == "pd"
+                else f"initial validation sample: {baseline.n_rows} facilities",
             )
         )
     return Header(
         windows=tuple(windows),
         stability_window=plan.stability_window if plan else None,
         performance_window=plan.performance_window if plan else None,
-        bad_definition=(
-            f"column {plan.label!r}: 1 = bad (default), 0 = good, empty = outcome not yet "
-            "known (unmatured)"
-            if plan
-            else None
-        ),
-        weight=f"weighted by column {plan.weight!r}" if plan and plan.weight else None,
+        bad_definition=_outcome(plan, kind),
+        weight=_weight(plan, kind),
         snapshot=plan.snapshot if plan else None,
         score_direction=(
             plan.score_direction.replace("_", " ") + f" (score column {plan.score!r})"
             if plan
             else None
         ),
+        kind=kind,
         n_current=run.n_current,
         n_matured=run.n_matured,
         n_unmatured=run.n_unmatured,

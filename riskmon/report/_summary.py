@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from riskmon import __version__
 from riskmon.charts import sparkline
-from riskmon.figures import CATALOG, Alerts, Rule, RunView
+from riskmon.figures import CATALOG, Alerts, Catalog, Rule, RunView
 from riskmon.records import (
     CURRENT,
     PERFORMANCE,
@@ -21,10 +21,10 @@ from riskmon.report.pages import Appendix, Parameter, SegmentRow, SummaryRow
 from riskmon.store import RunRecord, StoredBaseline
 
 
-def summary(run: RunView) -> tuple[SummaryRow, ...]:
-    """One row per headline of the catalog, in its order."""
+def summary(catalog: Catalog, run: RunView) -> tuple[SummaryRow, ...]:
+    """One row per headline of ``catalog`` (the families of the model's kind), in its order."""
     rows = []
-    for headline in CATALOG.headlines:
+    for headline in catalog.headlines:
         label, variable = headline.label, headline.variable
         if headline.choose is not None:
             chosen = headline.choose(run.figures)

@@ -21,11 +21,19 @@ from urllib.parse import quote
 
 from riskmon.config import ModelConfig
 from riskmon.errors import EXIT_USAGE, RiskmonError
-from riskmon.figures import CATALOG, SEGMENTS_ORDER, Alerts, Bins, FrozenBaseline, RunView
+from riskmon.figures import (
+    CATALOG,
+    SEGMENTS_ORDER,
+    Alerts,
+    Bins,
+    Catalog,
+    FrozenBaseline,
+    RunView,
+)
 from riskmon.records import ALL, CURRENT, PERFORMANCE, SCORE, AlertLike, Figures, Status, why
 from riskmon.report._evidence import evidence, open_red_runs
 from riskmon.report._findings import findings, unjudged, verdict
-from riskmon.report._header import History, header
+from riskmon.report._header import History, header, model_kind
 from riskmon.report._summary import appendix, segments, summary
 from riskmon.report.pages import (
     AlertRow,
@@ -111,7 +119,11 @@ def run_report_context(
         history=History(store, run.model, run.as_of),
     )
     shown, note = chosen_segments(segments(figures, by_rule), alerts)
-    sections = page_sections(view, SegmentsTable(shown, note)) if succeeded else ()
+    kind = model_kind(run, model)
+    catalog = CATALOG.for_kind(kind)
+    # the segments table holds a PD model's figures; a back-test shows its segments itself
+    table = SegmentsTable(shown if kind == "pd" else (), note)
+    sections = page_sections(catalog, view, table) if succeeded else ()
     overall = Status.worst(a.status for a in alerts) if succeeded else Status.NOT_EVALUABLE
     found = findings(alerts, view.baseline, rule_anchors(sections)) if succeeded else ()
     return RunReportContext(
@@ -126,7 +138,7 @@ def run_report_context(
         unjudged=unjudged(alerts) if succeeded else (),
         header=header(run, model, stored_baseline, alerts),
         alerts=_alert_rows(alerts),
-        summary=summary(view) if succeeded else (),
+        summary=summary(catalog, view) if succeeded else (),
         sections=sections,
         appendix=appendix(run, records, stored_baseline),
         nav=navigation(store, run),
@@ -147,12 +159,15 @@ def rule_anchors(sections: Sequence[PageSection]) -> dict[str, str]:
     return anchors
 
 
-def page_sections(view: RunView, segments_table: SegmentsTable) -> tuple[PageSection, ...]:
-    """Every section the catalog declares that applies to the run (its context is not None),
-    and the segments table when the run has segments, in their declared order."""
+def page_sections(
+    catalog: Catalog, view: RunView, segments_table: SegmentsTable
+) -> tuple[PageSection, ...]:
+    """Every section the catalog (of the model's kind) declares that applies to the run (its
+    context is not None), and the segments table when the run has segments, in their declared
+    order."""
     ordered: list[tuple[int, PageSection]] = [
         (s.order, PageSection(s.name, s.title, s.anchor, s.template, s.build(view)))
-        for s in CATALOG.sections
+        for s in catalog.sections
     ]
     if segments_table.rows:
         own = PageSection("segments", "Segments", "segments", "_segments.html", segments_table)

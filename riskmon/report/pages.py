@@ -43,6 +43,8 @@ class Header:
     #: what every statement of the run's reading saw (one snapshot, or not)
     snapshot: str | None
     score_direction: str | None
+    #: what the model predicts (pd, lgd, ccf, ead)
+    kind: str
     n_current: int | None
     n_matured: int | None
     n_unmatured: int | None

@@ -118,6 +118,11 @@ def _score(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.6g}"
 
 
+def _breakable(name: str) -> Markup:
+    """An identifier (a rule's name) that may wrap after each underscore in a narrow cell."""
+    return Markup("_<wbr>").join(Markup.escape(part) for part in str(name).split("_"))
+
+
 def _status_class(status: str | None) -> str:
     return "st-" + (status or "none").lower().replace("_", "-")
 
@@ -189,6 +194,7 @@ def _environment(folders: tuple[str, ...]) -> Environment:
         timestamp=_timestamp,
         param=_param,
         score=_score,
+        breakable=_breakable,
     )
     env.globals["riskmon_version"] = __version__
     return env
