@@ -35,7 +35,7 @@ def test_demo_prints_the_index_and_writes_every_report(demo: tuple[Path, str]) -
     parser = _Links()
     parser.feed(index.read_text())
     linked = {href for href in parser.hrefs if href.endswith(".html")}
-    for model in ("application_scorecard", "behaviour_pd"):
+    for model in ("application_scorecard", "behaviour_pd", "retail_lgd", "revolving_ccf"):
         reports = sorted((folder / "reports" / model).glob("*.html"))
         assert [p.stem for p in reports] == [
             f"2024-{m:02d}-{d}"
@@ -65,8 +65,11 @@ def test_demo_book_and_store_are_what_the_readme_describes(demo: tuple[Path, str
         "higher_is_safer",
         "higher_is_riskier",
         "higher_is_riskier",
+        "higher_is_riskier",
+        "higher_is_riskier",
     ]
-    assert [m.rating.migration for m in config.models] == [False, False, True]
+    assert [m.kind for m in config.models] == ["pd", "pd", "pd", "lgd", "ccf"]
+    assert [m.rating.migration for m in config.models] == [False, False, True, False, False]
     assert (
         len(config.models[0].characteristics)
         == len(NUMERIC_CHARACTERISTICS) + len(CATEGORICAL_CHARACTERISTICS)
@@ -102,8 +105,40 @@ def test_demo_book_and_store_are_what_the_readme_describes(demo: tuple[Path, str
         mwb = store.history("behaviour_rating", "migration_mwb_upper", population="current")
         assert [p.value is not None for p in mwb] == [True] * 12
         assert mwb[-1].value > 1.3 * mwb[0].value  # type: ignore[operator]
+        _lgd_and_ccf_tell_their_story(store)
     finally:
         store.engine.dispose()
+
+
+def _statuses(store: MetricStore, model: str, rule: str, segment: str) -> list[str]:
+    """A rule's status in each run of ``model``, oldest first."""
+    return [
+        next((a.status for a in store.alerts(r.id) if (a.rule, a.segment) == (rule, segment)), "-")
+        for r in store.runs(model)
+    ]
+
+
+def _lgd_and_ccf_tell_their_story(store: MetricStore) -> None:
+    """Secured recoveries closing from April 2024 lose more than estimated: the secured
+    segment's back-test is GREEN until then and RED by the end of the year, the unsecured
+    segment stays GREEN; the CCF model stays calibrated."""
+    secured = _statuses(store, "retail_lgd", "backtest_underestimation", "collateral=secured")
+    assert secured[:3] == ["GREEN"] * 3  # January to March
+    assert secured[-6:] == ["RED"] * 6  # July to December
+    unsecured = _statuses(store, "retail_lgd", "backtest_underestimation", "collateral=unsecured")
+    assert set(unsecured) == {"GREEN"}
+    lgd = store.history(
+        "retail_lgd",
+        "backtest_mean_realised",
+        segment="collateral=secured",
+        population="performance",
+    )
+    assert lgd[-1].value is not None
+    assert lgd[0].value is not None
+    assert lgd[-1].value > 1.25 * lgd[0].value
+    ccf = [a.status for r in store.runs("revolving_ccf") for a in store.alerts(r.id)]
+    assert "RED" not in ccf
+    assert "AMBER" not in ccf
 
 
 #: Siddiqi's bands of an IV (FORMULAS.md): below "useless", from "strong", above "suspicious"
@@ -176,6 +211,36 @@ DEMO_SECTIONS = {
     "behaviour_pd": ["challenger", "calibration", "early-warning", "rating"],
     "behaviour_rating": ["calibration", "early-warning", "rating", "migration"],
 }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["retail_lgd", "revolving_ccf"])
+def test_the_demo_lgd_and_ccf_reports_show_their_back_test_alone(
+    demo: tuple[Path, str], model: str
+) -> None:
+    newest = sorted((demo[0] / "reports" / model).glob("*.html"))[-1]
+    page = parse(newest.read_text(encoding="utf-8"))
+    ids = [s.attrs["id"] for s in page.iter("section")]
+    assert ids == [
+        "run-header",
+        "findings",
+        "summary",
+        "backtest",
+        "run-details",
+        "evidence",
+        "appendix",
+    ]
+    summary = [
+        tr.attrs["data-figure"]
+        for tr in page.get("section", id="summary").iter("tr")
+        if "data-figure" in tr.attrs
+    ]
+    assert summary[:4] == [
+        "backtest_n",
+        "backtest_mean_estimate",
+        "backtest_mean_realised",
+        "backtest_p",
+    ]
 
 
 @pytest.mark.slow

@@ -238,8 +238,11 @@ def generate_book(spec: BookSpec) -> pd.DataFrame:
     return frame
 
 
-def write_book(frame: pd.DataFrame, url: str, *, table: str = "scored_loans") -> None:
-    """Write the book into a database (replacing ``table``), indexed on the score date."""
+def write_book(
+    frame: pd.DataFrame, url: str, *, table: str = "scored_loans", date: str = "score_date"
+) -> None:
+    """Write the book into a database (replacing ``table``), indexed on its ``date`` column
+    (the date that decides a row's window)."""
     from sqlalchemy import Index, MetaData, Table, create_engine
 
     engine = create_engine(url)
@@ -247,6 +250,6 @@ def write_book(frame: pd.DataFrame, url: str, *, table: str = "scored_loans") ->
         with engine.begin() as connection:
             frame.to_sql(table, connection, index=False, if_exists="replace", chunksize=20_000)
             loans = Table(table, MetaData(), autoload_with=connection)
-            Index(f"ix_{table}_score_date", loans.c.score_date).create(connection)
+            Index(f"ix_{table}_{date}", loans.c[date]).create(connection)
     finally:
         engine.dispose()
