@@ -75,10 +75,10 @@ def duck_loans(demo: tuple[Path, str], tmp_path_factory: pytest.TempPathFactory)
     path = tmp_path_factory.mktemp("warehouse") / "loans.duckdb"
     target = duckdb.connect(str(path))
     with sqlite3.connect(folder / "loans.db") as sqlite:
-        for name in ("scored_loans", "account_ratings"):
+        for name in ("scored_loans", "account_ratings", "recoveries", "drawdowns"):
             frame = pd.read_sql(f"SELECT * FROM {name}", sqlite)
             for column in frame.columns:
-                if column.endswith("date"):
+                if column.endswith(("date", "_on")):
                     frame[column] = pd.to_datetime(frame[column]).dt.date
             target.register("frame", frame)
             target.execute(f"CREATE TABLE {name} AS SELECT * FROM frame")
