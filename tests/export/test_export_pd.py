@@ -1,5 +1,5 @@
-"""``riskmon export`` of the demo's PD runs, read back with openpyxl and as CSV files, each cell
-against the figure or bin the metric store holds."""
+"""``riskmon export`` of the demo's PD runs (and of its LGD run), read back with openpyxl and as
+CSV files, each cell against the figure or bin the metric store holds."""
 
 from __future__ import annotations
 
@@ -275,3 +275,39 @@ def test_a_model_without_migrations_says_so_in_their_sections(
             assert not str(block.raw[0][1]).startswith("not available"), block.number
     pairs = {r[0]: r[1] for r in csv_rows(out / "about.csv") if len(r) == 2}
     assert pairs["as-of date"] == "2024-12-31"  # its newest succeeded run
+
+
+def test_the_demos_lgd_run_fills_the_lgd_sheet_from_its_back_test(
+    demo_run: Any, tmp_path: Path
+) -> None:
+    """The demo's LGD model, run by the back-testing family itself: every row of the t-test
+    section (each ECB segment and the portfolio, whole population and per segment) and the gAUC
+    section holds the stored figures."""
+    folder = demo_run[0]
+    out = tmp_path / "lgd"
+    result = _export(
+        folder, "retail_lgd", "--as-of", "2024-12-31", "--format", "csv", "-o", str(out)
+    )
+    assert result.exit_code == 0, result.output
+    store = MetricStore.open(f"sqlite:///{folder / 'riskmon.db'}")
+    run = store.run("retail_lgd", AS_OF)
+    assert run is not None
+    figures = {(f.name, f.variable, f.segment): f for f in store.figures(run.id)}
+    store.engine.dispose()
+    rows = csv_rows(out / "lgd.csv")
+    ttest = _section(rows, "2.6.2")
+    assert {segment(r["segment"]) for r in ttest.rows} == {
+        "",
+        "collateral=secured",
+        "collateral=unsecured",
+    }
+    for row in ttest.rows:
+        grade = "" if row["grade"] == "portfolio" else row["grade"]
+        where = segment(row["segment"])
+        for column, name in [("N", "backtest_n"), ("T", "backtest_t"), ("p-value", "backtest_p")]:
+            assert row[column] == figures[(name, grade, where)].value, (row, column)
+    gauc = _section(rows, "2.6.3")
+    for row in gauc.rows:
+        where = segment(row["segment"])
+        assert row["gAUC"] == figures[("gauc", "", where)].value
+        assert row["p-value"] == figures[("gauc_test_p", "", where)].value  # the ECB's p
