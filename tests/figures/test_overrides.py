@@ -93,13 +93,22 @@ def _expected(loans: pd.DataFrame) -> dict[str, float]:
     }
 
 
-@pytest.mark.parametrize("column", ["decision", "override"])
+#: the two columns share the collect: the decision column covers every engine, the override
+#: column one
+ENGINES_AND_COLUMNS = [
+    pytest.param("sqlite", "decision"),
+    pytest.param("postgresql", "decision", marks=pytest.mark.postgres),
+    pytest.param("duckdb", "decision"),
+    pytest.param("mysql", "decision", marks=pytest.mark.mariadb),
+    pytest.param("sqlite", "override"),
+]
+
+
+@pytest.mark.parametrize(("database", "column"), ENGINES_AND_COLUMNS, indirect=["database"])
 def test_override_figures_equal_pandas(
     database: tuple[str, str], tmp_path: Path, column: str
 ) -> None:
-    dialect, url = database
-    if column == "override" and dialect != "sqlite":
-        pytest.skip("the two columns share the collect: the decision column covers every engine")
+    _, url = database
     book = _book(seed=3)
     write_loans(url, book)
     model = _model(url, **{column: column})
