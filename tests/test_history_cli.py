@@ -164,7 +164,10 @@ def _catalog_columns(config: Path) -> list[HistoryColumn]:
     finally:
         store.engine.dispose()
     used = [
-        c for family in CATALOG if stored & {f.name for f in family.figures} for c in family.history
+        c
+        for family in CATALOG.for_kind("pd").families
+        if stored & {f.name for f in family.figures}
+        for c in family.history
     ]
     return sorted(used, key=lambda c: c.order)
 

@@ -72,6 +72,7 @@ PINNED: dict[type, list[str]] = {
         "weight",
         "snapshot",
         "score_direction",
+        "kind",
         "n_current",
         "n_matured",
         "n_unmatured",
