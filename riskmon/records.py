@@ -62,11 +62,23 @@ MIGRATION = "migration"
 #: an LGD, CCF or EAD model's joint table of estimate segment × realised segment (the ECB's 12
 #: segments), whose cells carry the back-testing sums
 BACKTEST = "backtest"
+#: an LGD, CCF or EAD model's grades (``columns.grade``), whose bins carry the back-testing sums
+BACKTEST_GRADE = "backtest_grade"
 
 
 #: riskmon's own tables of the score, stored beside the variables a user configured
 INTERNAL_VARIABLES = frozenset(
-    {SCORE_RANKING, GAINS, CURVE, GRADE, CUTOFF, CHALLENGER_GRID, MIGRATION, BACKTEST}
+    {
+        SCORE_RANKING,
+        GAINS,
+        CURVE,
+        GRADE,
+        CUTOFF,
+        CHALLENGER_GRID,
+        MIGRATION,
+        BACKTEST,
+        BACKTEST_GRADE,
+    }
 )
 
 

@@ -17,11 +17,11 @@ import numpy as np
 from sqlalchemy import ColumnElement, func, select
 
 from riskmon.collect import Source, SourceColumn, category_text, required_columns, usable_rows
-from riskmon.config import Characteristic, ModelConfig
+from riskmon.config import MAX_GRADES, Characteristic, ModelConfig
 from riskmon.errors import InvalidDataError
 from riskmon.metrics import Binning, fit_binning, numeric_values
 from riskmon.plan import DateWindow
-from riskmon.records import CHALLENGER_GRID, SCORE, challenger_variable
+from riskmon.records import BACKTEST_GRADE, CHALLENGER_GRID, SCORE, challenger_variable
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +112,9 @@ def fit_bins(model: ModelConfig, source: Source) -> FrozenBins:
         binnings[characteristic.name] = binning
         if others is not None:
             other_levels[characteristic.name] = others
+    grades = _grade_binning(model, source, loans, window)
+    if grades is not None:
+        binnings[BACKTEST_GRADE] = grades
     return FrozenBins(
         binnings,
         grid,
@@ -120,6 +123,38 @@ def fit_bins(model: ModelConfig, source: Source) -> FrozenBins:
         float(values.min()),
         other_levels,
     )
+
+
+def _grade_binning(
+    model: ModelConfig, source: Source, loans: Any, window: DateWindow
+) -> Binning | None:
+    """An LGD, CCF or EAD model's grades (``columns.grade``) in the initial sample, ordered by
+    their mean estimate there (lowest first; ties by name), each a bin; None without a grade
+    column, or with more than ``MAX_GRADES`` grades (the back-test then takes the ECB's
+    segments of the estimate, and says so)."""
+    column = model.columns.grade
+    if column is None or model.kind == "pd":
+        return None
+    grade = category_text(loans.c[column])
+    score = loans.c[model.columns.score]
+    query = (
+        select(grade.label("g"), func.avg(score).label("m"))
+        .select_from(loans)
+        .where(window.contains(loans.c[model.columns.score_date]), grade.is_not(None))
+        .group_by(grade)
+    )
+    with source.reading() as connection:
+        rows = connection.execute(query).all()
+    if not rows or len(rows) > MAX_GRADES:
+        log.info(
+            "model %s: %d grades in column %r in the initial sample; back-tested per ECB segment",
+            model.name,
+            len(rows),
+            column,
+        )
+        return None
+    ordered = sorted(rows, key=lambda r: (float("inf") if r[1] is None else float(r[1]), str(r[0])))
+    return Binning("categorical", levels=tuple((str(r[0]),) for r in ordered), other=True)
 
 
 def _characteristic_binning(

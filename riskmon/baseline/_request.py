@@ -25,6 +25,7 @@ from riskmon.metrics import Binning, ecb_segment_binning
 from riskmon.plan import DateWindow, subtract
 from riskmon.records import (
     BACKTEST,
+    BACKTEST_GRADE,
     CHALLENGER_GRID,
     CURRENT,
     CUTOFF,
@@ -111,7 +112,11 @@ def variables(model: ModelConfig, bins: FrozenBins) -> list[Variable]:
     """What a collect pass reads for ``model`` on frozen ``bins``."""
     score = model.columns.score
     if model.kind != "pd":
-        return [Variable(SCORE, score, bins.binnings[SCORE]), backtest_variable(model)]
+        out = [Variable(SCORE, score, bins.binnings[SCORE]), backtest_variable(model)]
+        grades = bins.binnings.get(BACKTEST_GRADE)
+        if grades is not None and model.columns.grade is not None:
+            out.append(Variable(BACKTEST_GRADE, model.columns.grade, grades, moments=True))
+        return out
     pd = pd_source(model, bins)
     grades = grade_binning(model)
     out = [

@@ -31,6 +31,8 @@ def required_columns(model: ModelConfig) -> list[SourceColumn]:
         for key in ("realised", "exposure")
         if (name := getattr(cols, key)) is not None
     ]
+    if cols.grade is not None:
+        out.append(SourceColumn("columns.grade", cols.grade, "categorical"))
     if cols.weight:
         out.append(SourceColumn("columns.weight", cols.weight, "numeric"))
     out += [

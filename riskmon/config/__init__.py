@@ -6,7 +6,7 @@ file. Every problem becomes a :class:`~riskmon.errors.ConfigError` naming the fi
 (``models[1].source.url``) and what was expected; passwords are masked in every message.
 """
 
-from riskmon.config._backtest import Backtest
+from riskmon.config._backtest import MAX_GRADES, Backtest
 from riskmon.config._base import Period
 from riskmon.config._deployment import (
     NotificationsConfig,
@@ -56,6 +56,7 @@ __all__ = [
     "DEFAULT_CONFIG_PATH",
     "DEFAULT_STORE_URL",
     "DOCUMENTATION_KEYS",
+    "MAX_GRADES",
     "RESERVED_VARIABLES",
     "Approval",
     "Backtest",

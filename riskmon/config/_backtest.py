@@ -9,6 +9,11 @@ from pydantic import Field
 
 from riskmon.config._base import Strict
 
+#: the most grades an LGD, CCF or EAD model's back-test reports one by one (ECB instructions,
+#: 2019, §2.6.2): a grade column with more in the initial sample is back-tested per ECB segment
+#: of the estimate instead
+MAX_GRADES = 20
+
 
 class Backtest(Strict):
     """Back-testing of a continuous-target model's estimates against realised values."""
@@ -52,4 +57,4 @@ def check_kind(model: Any) -> None:
         )
 
 
-_CONTINUOUS_ONLY = ("realised", "exposure")
+_CONTINUOUS_ONLY = ("realised", "exposure", "grade")

@@ -97,6 +97,9 @@ class ColumnMap(_Strict):
     #: exposure at default (the weight of the loss shortfall and the mean absolute deviation)
     realised: str | None = None
     exposure: str | None = None
+    #: an LGD, CCF or EAD model's grade (its rating scale): the back-test per grade when the
+    #: initial sample has at most 20 grades, else per ECB segment of the estimate
+    grade: str | None = None
     #: the identity that links an obligor's snapshots on two score dates (rating migration);
     #: default: ``id``
     obligor: str | None = None

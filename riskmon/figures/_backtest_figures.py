@@ -1,12 +1,15 @@
 """The back-testing family's figures: an LGD, CCF or EAD model's estimates against the realised
-values of the facilities whose recovery closed in the observation period, per ECB segment of
-the estimate and for the portfolio, from one joint table of sums
-(:class:`~riskmon.metrics.BacktestTable`); the rules, the section and the declaration are in
-:mod:`riskmon.figures.backtest`.
+values of the facilities whose recovery closed in the observation period, per grade (a
+``columns.grade`` with at most ``MAX_GRADES`` grades in the initial sample, ordered by their
+mean estimate there) or else per ECB segment of the estimate, and for the portfolio, from one
+joint table of sums (:class:`~riskmon.metrics.BacktestTable`; the grades' own table of sums
+beside it); the rules, the section and the declaration are in :mod:`riskmon.figures.backtest`.
 
 Stored records (population ``performance``; ``segment`` the configured segment, "" the whole
-population): the portfolio's figures with ``variable`` "", each ECB segment's with ``variable``
-its label ("< 5%", "5-10%", …, ">= 100%"), as the calibration family stores its grades.
+population): the portfolio's figures with ``variable`` "" (its ``backtest_n`` says what the
+classes are), each grade's or ECB segment's with ``variable`` its label ("A", or "< 5%",
+"5-10%", …, ">= 100%") and its position as ``params["grade"]``, as the calibration family
+stores its grades. The gAUC is the ECB segments' (estimate × realised) in either case.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import norm
 
+from riskmon.config import MAX_GRADES
 from riskmon.figures._family import measured
 from riskmon.figures._views import RunTables
 from riskmon.metrics import (
@@ -27,7 +31,15 @@ from riskmon.metrics import (
     generalised_auc_test,
     population_stability_index_from_counts,
 )
-from riskmon.records import ALL, BACKTEST, BASELINE, DEVELOPMENT, PERFORMANCE, FigureRecord
+from riskmon.records import (
+    ALL,
+    BACKTEST,
+    BACKTEST_GRADE,
+    BASELINE,
+    DEVELOPMENT,
+    PERFORMANCE,
+    FigureRecord,
+)
 
 #: the figures of the portfolio and of every segment of the estimate
 CLASS_FIGURES = (
@@ -45,7 +57,8 @@ PORTFOLIO_FIGURES = ("gauc", "gauc_se", "gauc_test_p", "estimate_psi", "excluded
 
 
 def backtest_table(tables: RunTables, population: str, segment: str) -> BacktestTable | None:
-    """The back-testing sums of a population (and segment), None when the run read none."""
+    """The back-testing sums of a population (and segment) per ECB segment of the estimate,
+    None when the run read none."""
     joint = tables.target_table(population, BACKTEST, segment)
     if joint is None:
         return None
@@ -54,17 +67,49 @@ def backtest_table(tables: RunTables, population: str, segment: str) -> Backtest
     )
 
 
+def class_table(
+    tables: RunTables, population: str, segment: str, joint: BacktestTable
+) -> BacktestTable:
+    """The classes the back-test reports one by one: the model's grades (``columns.grade``,
+    when the baseline froze them), else ``joint``'s ECB segments of the estimate."""
+    graded = tables.target_table(population, BACKTEST_GRADE, segment)
+    if graded is None:
+        return joint
+    return BacktestTable.from_bins(graded, labels=graded.labels)
+
+
+def _classes(tables: RunTables, graded: bool) -> dict[str, Any]:
+    """What the rows of the back-test are, said with the portfolio's count."""
+    column = tables.model.columns.grade
+    if graded:
+        return {"classes": "grades", "grade_column": column}
+    if column is None:
+        return {"classes": "ECB segments of the estimate"}
+    return {
+        "classes": "ECB segments of the estimate",
+        "grade_column": column,
+        "note": f"columns.grade {column!r}: more than {MAX_GRADES} grades (or none) in the "
+        "initial sample, so the back-test reports the ECB's 12 segments of the estimate",
+    }
+
+
 def _class_figures(
-    table: BacktestTable, index: int, variable: str, segment: str, min_closed: int
+    table: BacktestTable,
+    index: int,
+    variable: str,
+    segment: str,
+    min_closed: int,
+    about: dict[str, Any] | None = None,
 ) -> list[FigureRecord]:
     """The t-test, means, loss shortfall and MAD of one row of ``table``; ``min_closed``, the
-    fewest closed recoveries the rules judge, stored with the count."""
+    fewest closed recoveries the rules judge, and ``about``, stored with the count."""
     n = float(table.closed[index])
     counts = {
         "facilities": int(table.facilities[index]),
         "open": int(table.facilities[index] - n),
         "closed": int(n),
         "min_closed": min_closed,
+        **(about or {}),
     }
     test, reason = measured(lambda: table.t_test(index))
     t_params: dict[str, Any] = {"alternative": "greater"}
@@ -142,12 +187,15 @@ def _gauc(tables: RunTables, table: BacktestTable, segment: str) -> list[FigureR
 
 
 def _psi(tables: RunTables, table: BacktestTable, segment: str) -> FigureRecord:
-    """The estimates' distribution over the ECB segments against the baseline's."""
+    """The estimates' distribution over the grades (or ECB segments) against the baseline's."""
     frozen = tables.baseline.figure("backtest_n", segment=segment)
     expected = None if frozen is None else frozen.params.get("by_segment")
     if not expected:
         return _record("estimate_psi", None, "no baseline distribution", {}, "", segment)
-    labels = list(ECB_SEGMENT_LABELS)
+    labels = list(table.labels)
+    if len(expected) != len(labels):
+        why = "the baseline froze other classes (grades or ECB segments): freeze it again"
+        return _record("estimate_psi", None, why, {}, "", segment)
 
     def counts(values: Any) -> CountTable:
         n = np.asarray(values, dtype=np.int64)
@@ -189,12 +237,15 @@ def compute(tables: RunTables) -> list[FigureRecord]:
         table = backtest_table(tables, PERFORMANCE, segment)
         if table is None:
             continue
-        for index, label in enumerate(ECB_SEGMENT_LABELS):
-            if table.facilities[index] > 0:
-                figures += _class_figures(table, index, label, segment, least)
-        figures += _class_figures(table.portfolio(), 0, "", segment, least)
+        classes = class_table(tables, PERFORMANCE, segment, table)
+        for index, label in enumerate(classes.labels):
+            if classes.facilities[index] > 0:
+                position = {"grade": index + 1}
+                figures += _class_figures(classes, index, label, segment, least, position)
+        about = _classes(tables, classes is not table)
+        figures += _class_figures(table.portfolio(), 0, "", segment, least, about)
         figures += _gauc(tables, table, segment)
-        figures.append(_psi(tables, table, segment))
+        figures.append(_psi(tables, classes, segment))
         figures.append(_excluded(tables, table, segment))
     return figures
 
@@ -207,7 +258,8 @@ def freeze(tables: RunTables) -> list[FigureRecord]:
         if table is None:
             continue
         gauc, reason = measured(table.gauc)
-        by_segment = {"by_segment": [int(v) for v in table.facilities]}
+        classes = class_table(tables, DEVELOPMENT, segment, table)
+        by_segment = {"by_segment": [int(v) for v in classes.facilities]}
         n = float(table.closed.sum())
         figures.append(_record("backtest_n", n, None, by_segment, "", segment, BASELINE))
         value = gauc.gauc if gauc else None

@@ -123,10 +123,12 @@ def _judge_grades(judge: Judge, _: str) -> None:
     tested = [f for f in grades if f.value is not None and not _too_few(judge, ALL, f.variable)]
     adjusted = holm([float(f.value or 0.0) for f in tested])
     chosen = levels | {"adjustment": "Holm", "grades_tested": len(tested)}
+    whole = judge.figures.get("backtest_n", PERFORMANCE)
+    kind = "grade" if whole is not None and whole.params.get("classes") == "grades" else "segment"
     for f, p_holm in zip(tested, adjusted, strict=True):
         message = (
-            f"segment {f.variable}: t-test p {f.value:.3g}, {p_holm:.3g} after Holm over "
-            f"{len(tested)} segments"
+            f"{kind} {f.variable}: t-test p {f.value:.3g}, {p_holm:.3g} after Holm over "
+            f"{len(tested)} {kind}s"
         )
         status = _p_status(p_holm, levels)
         judge.add(rule, status, p_holm, chosen, message, variable=f.variable)
@@ -240,6 +242,10 @@ class BacktestSection:
     excluded: FigureRecord | None
     contingency: list[list[float]]
     columns: list[str]
+    #: what the rows are: "grades", or "ECB segments of the estimate"; and why, when a grade
+    #: column was configured but not used
+    classes: str
+    note: str | None
 
 
 def _row(run: RunView, variable: str, rule: str, segment: str = ALL) -> BacktestRow:
@@ -271,6 +277,8 @@ def section(run: RunView) -> BacktestSection | None:
         and f.population == PERFORMANCE
     ]
     gauc = run.figures.get("gauc", PERFORMANCE)
+    whole = run.figures.get("backtest_n", PERFORMANCE)
+    about = whole.params if whole is not None else {}
     segments = sorted(
         {f.segment for f in run.figures if f.name == "backtest_n" and f.segment != ALL}
     )
@@ -286,6 +294,8 @@ def section(run: RunView) -> BacktestSection | None:
         excluded=run.figures.get("excluded_share", PERFORMANCE),
         contingency=list(gauc.params.get("contingency", [])) if gauc else [],
         columns=list(gauc.params.get("columns", [])) if gauc else [],
+        classes=str(about.get("classes", "ECB segments of the estimate")),
+        note=about.get("note"),
     )
 
 

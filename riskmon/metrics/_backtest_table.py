@@ -11,7 +11,7 @@ the generalised AUC's contingency table.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -99,19 +99,41 @@ class BacktestTable:
             return summed
 
         cells = np.asarray(joint.n_y, np.float64).reshape(-1, n_realised)[:k, :-1]
+        return cls._of(joint, labels, rows, cells)
+
+    @classmethod
+    def from_bins(cls, table: TargetTable, *, labels: Sequence[str]) -> BacktestTable:
+        """From a table of moments per estimated class (a grade column's bins: its grades, then
+        its missing and unseen bins), without a contingency table (the gAUC is the joint
+        table's)."""
+
+        def rows(values: FloatArray) -> FloatArray:
+            kept: FloatArray = np.array(values[: len(labels)], dtype=np.float64)
+            return kept
+
+        return cls._of(table, labels, rows, np.zeros((len(labels), 0)))
+
+    @classmethod
+    def _of(
+        cls,
+        table: TargetTable,
+        labels: Sequence[str],
+        rows: Callable[[FloatArray], FloatArray],
+        contingency: FloatArray,
+    ) -> BacktestTable:
         return cls(
             labels=list(labels),
-            facilities=rows(joint.n),
-            closed=rows(joint.n_y),
-            estimate=rows(joint.s),
-            realised=rows(joint.y),
-            d2=rows(joint.d2),
-            abs_d=rows(joint.ad),
-            ead=rows(joint.w_y),
-            ead_estimate=rows(joint.ws),
-            ead_realised=rows(joint.wy),
-            ead_abs_d=rows(joint.wad),
-            contingency=cells,
+            facilities=rows(table.n),
+            closed=rows(table.n_y),
+            estimate=rows(table.s),
+            realised=rows(table.y),
+            d2=rows(table.d2),
+            abs_d=rows(table.ad),
+            ead=rows(table.w_y),
+            ead_estimate=rows(table.ws),
+            ead_realised=rows(table.wy),
+            ead_abs_d=rows(table.wad),
+            contingency=contingency,
         )
 
     def portfolio(self) -> BacktestTable:
