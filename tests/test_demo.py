@@ -125,6 +125,13 @@ def _lgd_and_ccf_tell_their_story(store: MetricStore) -> None:
     secured = _statuses(store, "retail_lgd", "backtest_underestimation", "collateral=secured")
     assert secured[:3] == ["GREEN"] * 3  # January to March
     assert secured[-6:] == ["RED"] * 6  # July to December
+    grades = {  # the LGD model's grades: the secured estimates' G2 and G3 RED by December
+        a.variable: a.status
+        for a in store.alerts(store.runs("retail_lgd")[-1].id)
+        if a.rule == "backtest_underestimation_grade"
+    }
+    assert grades["G2"] == grades["G3"] == "RED"
+    assert {grades[g] for g in ("G4", "G5", "G6")} == {"GREEN"}
     unsecured = _statuses(store, "retail_lgd", "backtest_underestimation", "collateral=unsecured")
     assert set(unsecured) == {"GREEN"}
     lgd = store.history(

@@ -74,6 +74,7 @@ DEMO_RECOVERIES = FacilitySpec(
     shock_from=dt.date(2024, 4, 1),
     shock=1.6,
     open_share=0.08,
+    grades=(0.1, 0.2, 0.3, 0.45, 0.6),
 )
 #: revolving facilities that defaulted, 120 a month, their drawing at default against the CCF
 #: estimated a year before: a calibrated model throughout
@@ -175,6 +176,7 @@ def _backtested(
             "realised": f"{spec.kind}_realised",
             "exposure": "ead",
             "segments": [spec.segment_column],
+            **({"grade": f"{spec.kind}_grade"} if spec.grades else {}),
         },
         "score_direction": "higher_is_riskier",
         # the initial validation sample: the year to June 2023

@@ -14,7 +14,8 @@ as in real books. So the
 model is calibrated — until ``shock_from``: the ``shock_segment``'s facilities dated from then
 on realise ``shock`` × their estimate on average (for the LGD book: collateral worth less than
 when it was valued). In the latest ``open_months`` a share ``open_share`` of recoveries are
-still open (realised NULL); a facility now and then has no estimate (NULL).
+still open (realised NULL); a facility now and then has no estimate (NULL). With ``grades``,
+the model's grade of each facility (``<kind>_grade``), its estimate's place on the grade scale.
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ class FacilitySpec:
     open_months: int = 3
     #: the share of facilities without an estimate
     missing_estimate: float = 0.004
+    #: the upper edges of the model's grades over its estimate (``<kind>_grade``: G1, G2, …,
+    #: the last grade open); none: no grade column
+    grades: tuple[float, ...] = ()
 
 
 def generate_facilities(spec: FacilitySpec) -> pd.DataFrame:
@@ -93,6 +97,9 @@ def generate_facilities(spec: FacilitySpec) -> pd.DataFrame:
             f"{spec.kind}_realised": pd.array(np.round(realised, 4), dtype="Float64"),
         }
     )
+    if spec.grades:
+        grade = np.searchsorted(np.asarray(spec.grades), estimate, side="left") + 1
+        frame[f"{spec.kind}_grade"] = [f"G{g}" for g in grade]
     frame.loc[still_open, f"{spec.kind}_realised"] = pd.NA
     frame.loc[rng.random(n) < spec.missing_estimate, f"{spec.kind}_estimate"] = pd.NA
     return frame
