@@ -15,6 +15,7 @@ import pytest
 from scipy import stats
 
 from riskmon.config import ModelConfig, RiskmonConfig, StoreConfig, parse_config
+from riskmon.errors import ConfigError
 from riskmon.metrics import ECB_SEGMENT_LABELS
 from riskmon.records import PERFORMANCE, FigureRecord
 from riskmon.report import render_run_report
@@ -144,3 +145,15 @@ def test_more_than_twenty_grades_are_back_tested_per_ecb_segment_and_it_says_so(
     note = page.get("section", id="backtest").get("p", data_note="grades")
     assert "columns.grade 'lgd_grade'" in note.text()
     store.engine.dispose()
+
+
+def test_a_grade_column_on_a_pd_model_is_refused_naming_the_key() -> None:
+    model = {
+        "name": "pd_model",
+        "source": {"url": "sqlite:///x.db", "table": "t"},
+        "columns": {"id": "i", "score_date": "d", "score": "s", "label": "y", "grade": "g"},
+        "score_direction": "higher_is_riskier",
+        "baseline": {"start": "2024-01-01", "end": "2024-06-30"},
+    }
+    with pytest.raises(ConfigError, match=r"columns\.grade: only for a model of kind 'lgd'"):
+        parse_config({"models": [model]}, source="test", env={})
