@@ -112,6 +112,10 @@ def _chosen_column(
             raise _bad("--variable", f"unknown variable {variable!r} (known: {_known(names)})")
     elif variable is None:
         variable = _SCORE if any(v == _SCORE for v, _ in in_runs) or figure == "psi" else ""
+    elif classes := {v for v, _ in in_runs if v and v != _SCORE}:
+        # a figure of the whole score stored per class too (a back-test's grades)
+        if variable not in classes:
+            raise _bad("--variable", f"unknown variable {variable!r} (known: {_known(classes)})")
     elif variable != _SCORE or figure != "psi":
         raise _bad(
             "--variable",

@@ -88,8 +88,9 @@ def _classes(tables: RunTables, graded: bool) -> dict[str, Any]:
     return {
         "classes": "ECB segments of the estimate",
         "grade_column": column,
-        "note": f"columns.grade {column!r}: more than {MAX_GRADES} grades (or none) in the "
-        "initial sample, so the back-test reports the ECB's 12 segments of the estimate",
+        "note": f"columns.grade {column!r}: the baseline froze no grades (more than "
+        f"{MAX_GRADES} or none in the initial sample, or frozen before the column was "
+        "configured), so the back-test reports the ECB's 12 segments of the estimate",
     }
 
 

@@ -6,14 +6,18 @@ estimate, saying so."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
+from click.testing import CliRunner
 from scipy import stats
 
+from riskmon.cli import cli
 from riskmon.config import ModelConfig, RiskmonConfig, StoreConfig, parse_config
 from riskmon.errors import ConfigError
 from riskmon.metrics import ECB_SEGMENT_LABELS
@@ -138,7 +142,7 @@ def test_more_than_twenty_grades_are_back_tested_per_ecb_segment_and_it_says_so(
     assert rows <= set(ECB_SEGMENT_LABELS)
     whole = next(f for f in figures if f.name == "backtest_n" and not f.variable)
     assert whole.params["classes"] == "ECB segments of the estimate"
-    assert "more than 20 grades" in whole.params["note"]
+    assert "more than 20 or none in the initial sample" in whole.params["note"]
     config = RiskmonConfig(store=StoreConfig(url="sqlite://", reports_dir=tmp_path / "reports"))
     config = config.model_copy(update={"models": [_model(url)]})
     page = parse(render_run_report(config, store, "graded_lgd", AS_OF).read_text("utf-8"))
@@ -157,3 +161,23 @@ def test_a_grade_column_on_a_pd_model_is_refused_naming_the_key() -> None:
     }
     with pytest.raises(ConfigError, match=r"columns\.grade: only for a model of kind 'lgd'"):
         parse_config({"models": [model]}, source="test", env={})
+
+
+def test_history_prints_a_grades_figures_and_names_the_grades_it_knows(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'recoveries.db'}"
+    store, figures = _run(url, _book(5, GRADES), tmp_path)
+    store.engine.dispose()
+    model = _model(url).model_dump(mode="json", by_alias=True, exclude_unset=True)
+    config = tmp_path / "riskmon.yaml"
+    config.write_text(
+        yaml.safe_dump({"store": {"url": f"sqlite:///{tmp_path / 'store.db'}"}, "models": [model]})
+    )
+    args = ["-c", str(config), "history", "graded_lgd", "--figure", "backtest_p"]
+    shown = CliRunner().invoke(cli, [*args, "--variable", "high", "--format", "json"])
+    assert shown.exit_code == 0, shown.output
+    (row,) = json.loads(shown.output)
+    want = next(f.value for f in figures if (f.name, f.variable) == ("backtest_p", "high"))
+    assert row["performance.backtest_p[high]"] == want
+    unknown = CliRunner().invoke(cli, [*args, "--variable", "z"])
+    assert unknown.exit_code == 2
+    assert "unknown variable 'z' (known: d, high, low, mid, missing)" in unknown.output
