@@ -352,10 +352,11 @@ FAMILY = Family(
         ),
         _rule(
             "backtest_underestimation_grade",
-            "estimate against realised (ECB segment)",
+            "estimate against realised (grade, or ECB segment)",
             _judge_grades,
             P_LEVELS,
-            "Segments whose estimates are too low for their realised values",
+            "Grades (or ECB segments of the estimate) whose estimates are too low for their "
+            "realised values",
         ),
         _rule(
             "gauc_deterioration",
