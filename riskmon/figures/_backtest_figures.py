@@ -101,6 +101,8 @@ def _class_figures(
     segment: str,
     min_closed: int,
     about: dict[str, Any] | None = None,
+    *,
+    weighted: bool = False,
 ) -> list[FigureRecord]:
     """The t-test, means, loss shortfall and MAD of one row of ``table``; ``min_closed``, the
     fewest closed recoveries the rules judge, and ``about``, stored with the count."""
@@ -126,6 +128,9 @@ def _class_figures(
         "loss_shortfall": (*measured(lambda: table.loss_shortfall(index)), {}),
         "mad": (*measured(lambda: table.mad(index)), {}),
     }
+    if weighted:  # a CCF or EAD model's: the exposure-weighted mean realised value
+        mean = table.exposure_weighted_realised()[index]
+        values["exposure_weighted_mean"] = (mean, "no closed facility with an exposure", {})
     return [
         _record(name, value, reason, params, variable, segment)
         for name, (value, reason, params) in values.items()
@@ -239,12 +244,17 @@ def compute(tables: RunTables) -> list[FigureRecord]:
         if table is None:
             continue
         classes = class_table(tables, PERFORMANCE, segment, table)
+        weighted = tables.model.kind in ("ccf", "ead")
         for index, label in enumerate(classes.labels):
             if classes.facilities[index] > 0:
                 position = {"grade": index + 1}
-                figures += _class_figures(classes, index, label, segment, least, position)
+                figures += _class_figures(
+                    classes, index, label, segment, least, position, weighted=weighted
+                )
         about = _classes(tables, classes is not table)
-        figures += _class_figures(table.portfolio(), 0, "", segment, least, about)
+        figures += _class_figures(
+            table.portfolio(), 0, "", segment, least, about, weighted=weighted
+        )
         figures += _gauc(tables, table, segment)
         figures.append(_psi(tables, classes, segment))
         figures.append(_excluded(tables, table, segment))

@@ -267,9 +267,10 @@ BACKTEST_FORMULAS = (
             "d = realised − estimated per facility whose recovery closed in the observation "
             "period; T = √N · d̄ / s, s² = Σ(d − d̄)² / (N − 1); p = 1 − t<sub>N−1</sub>(T), "
             "one-sided (H0: the estimate is not too low). ECB instructions for reporting "
-            "validation results (2019), §2.6.2; per ECB segment of the estimate, [0, 5 %), "
-            "[5 %, 10 %), [10 %, 20 %), …, [90 %, 100 %), ≥ 100 % (negatives in the first), "
-            "their p-values Holm-adjusted across the segments."
+            "validation results (2019), §2.6.2; per grade (columns.grade, at most 20) or else "
+            "per ECB segment of the estimate, [0, 5 %), [5 %, 10 %), [10 %, 20 %), …, "
+            "[90 %, 100 %), ≥ 100 % (negatives in the first), their p-values Holm-adjusted "
+            "across the grades or segments."
         ),
     ),
     Formula(
@@ -288,7 +289,8 @@ BACKTEST_FORMULAS = (
         "Loss shortfall and MAD",
         (
             "LS = 1 − Σ EAD · E / Σ EAD · R; MAD = Σ EAD · |R − E| / Σ EAD (Li et al., 2009), "
-            "E the estimate and R the realised value, over the closed recoveries."
+            "E the estimate and R the realised value, over the closed recoveries; for a CCF or "
+            "EAD model also the exposure-weighted mean realised value Σ EAD · R / Σ EAD."
         ),
     ),
     Formula(

@@ -329,6 +329,7 @@ _SPECS = (
     ("gauc_test_p", "gAUC test p-value against the initial gAUC", False),
     ("estimate_psi", "PSI of the estimates over the ECB segments", False),
     ("excluded_share", "share of facilities not back-tested", False),
+    ("exposure_weighted_mean", "exposure-weighted mean realised value (CCF, EAD)", False),
 )
 
 FAMILY = Family(

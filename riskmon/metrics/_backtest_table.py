@@ -152,6 +152,10 @@ class BacktestTable:
     def mean_realised(self) -> list[float | None]:
         return _ratios(self.realised, self.closed)
 
+    def exposure_weighted_realised(self) -> list[float | None]:
+        """Σ EAD·R / Σ EAD per class (a CCF's exposure-weighted mean); None without exposure."""
+        return _ratios(self.ead_realised, self.ead)
+
     def t_test(self, index: int = 0, *, alternative: Alternative = "greater") -> BacktestTResult:
         """The back-testing t-test of one class (:func:`backtest_t_test_from_sums`)."""
         n = float(self.closed[index])

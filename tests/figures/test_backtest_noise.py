@@ -135,3 +135,34 @@ def test_a_loss_shortfall_the_t_test_does_not_confirm_is_within_noise(
     ]
     assert alert.status == expected
     assert "within sampling noise: the t-test finds no under-estimation" in alert.message
+
+
+@pytest.mark.parametrize("kind", ["ccf", "lgd"])
+def test_a_ccf_model_stores_the_exposure_weighted_mean_realised_value(
+    sqlite_store: MetricStore, tmp_path: Path, kind: str
+) -> None:
+    frame = pd.DataFrame(
+        {
+            "book": "c",
+            "lgd_estimate": [0.3, 0.5, 0.6, 0.2, 0.45],
+            "lgd_realised": [0.4, 0.2, 1.05, -0.1, None],
+            "ead": [100.0, 300.0, 50.0, 50.0, 999.0],
+            "closed_on": CLOSED,
+        }
+    )
+    run_id = _run(
+        tmp_path, sqlite_store, pd.concat([frame.assign(closed_on=INITIAL), frame]), kind=kind
+    )
+    found = {
+        (f.variable, f.segment): f.value
+        for f in sqlite_store.figures(run_id)
+        if f.name == "exposure_weighted_mean"
+    }
+    if kind == "lgd":  # an LGD model's loss shortfall and MAD say it already
+        assert found == {}
+        return
+    closed = frame.dropna()
+    want = float((closed["ead"] * closed["lgd_realised"]).sum() / closed["ead"].sum())
+    assert found[("", "")] == pytest.approx(want, rel=1e-12)
+    assert found[("", "book=c")] == pytest.approx(want, rel=1e-12)
+    assert found[("20-30%", "")] == pytest.approx(-0.1, rel=1e-12)  # the one estimate of 20 %
