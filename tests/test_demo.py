@@ -248,6 +248,14 @@ def test_the_demo_lgd_and_ccf_reports_show_their_back_test_alone(
         "backtest_mean_realised",
         "backtest_p",
     ]
+    # the chart of mean realised against mean estimate, one dot per row of the table, and the
+    # gAUC's trend over the year
+    charts = [svg.attrs["aria-label"] for svg in page.get("section", id="backtest").iter("svg")]
+    rows = 6 if model == "retail_lgd" else None  # the LGD model's six grades
+    assert charts[0].startswith("back-test chart of ")
+    if rows is not None:
+        assert charts[0].startswith(f"back-test chart of {rows} classes")
+    assert charts[1].startswith("Generalised AUC over time: 12 run(s)")
 
 
 @pytest.mark.slow

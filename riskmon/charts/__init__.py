@@ -6,6 +6,7 @@ coordinates it is given. Coordinates are rounded to one decimal: a pixel is all 
 and it keeps a report with many charts small.
 """
 
+from riskmon.charts._backtest import ClassPoint, backtest_chart
 from riskmon.charts._calibration import calibration_chart
 from riskmon.charts._curves import (
     CumulativeCurve,
@@ -58,6 +59,7 @@ __all__ = [
     "WIDTH",
     "Bar",
     "Chart",
+    "ClassPoint",
     "CumulativeCurve",
     "Dot",
     "Guide",
@@ -69,6 +71,7 @@ __all__ = [
     "Series",
     "Sparkline",
     "Tick",
+    "backtest_chart",
     "bar_chart",
     "calibration_chart",
     "cap_chart",

@@ -24,12 +24,12 @@ and an estimate PSI that two samples of one distribution reach with p ≥ 5 %, a
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from riskmon.config import Thresholds
 from riskmon.figures._backtest_figures import compute as compute_figures
 from riskmon.figures._backtest_figures import freeze
+from riskmon.figures._backtest_section import section
 from riskmon.figures._family import (
     Family,
     FigureSpec,
@@ -45,7 +45,7 @@ from riskmon.figures._family import (
     within_noise,
 )
 from riskmon.figures._formulas import BACKTEST_FORMULAS
-from riskmon.figures._views import RunTables, RunView
+from riskmon.figures._views import RunTables
 from riskmon.figures.calibration import holm
 from riskmon.records import ALL, BASELINE, PERFORMANCE, BinRecord, FigureRecord, Status
 
@@ -213,90 +213,6 @@ def _judge_gauc(judge: Judge, _: str) -> None:
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2%}"
-
-
-# --------------------------------------------------------------------------- section
-@dataclass(frozen=True)
-class BacktestRow:
-    label: str
-    n: float | None
-    mean_estimate: float | None
-    mean_realised: float | None
-    t: float | None
-    p: float | None
-    reason: str | None
-    status: str | None
-
-
-@dataclass(frozen=True)
-class BacktestSection:
-    rows: list[BacktestRow]
-    portfolio: BacktestRow
-    #: the portfolio's row of each configured segment
-    segments: list[BacktestRow]
-    gauc: FigureRecord | None
-    gauc_test: FigureRecord | None
-    loss_shortfall: float | None
-    mad: float | None
-    psi: float | None
-    excluded: FigureRecord | None
-    contingency: list[list[float]]
-    columns: list[str]
-    #: what the rows are: "grades", or "ECB segments of the estimate"; and why, when a grade
-    #: column was configured but not used
-    classes: str
-    note: str | None
-
-
-def _row(run: RunView, variable: str, rule: str, segment: str = ALL) -> BacktestRow:
-    def value(name: str) -> float | None:
-        return run.figures.value(name, PERFORMANCE, variable=variable, segment=segment)
-
-    p = run.figures.get("backtest_p", PERFORMANCE, variable=variable, segment=segment)
-    return BacktestRow(
-        label=segment or variable or "portfolio",
-        n=value("backtest_n"),
-        mean_estimate=value("backtest_mean_estimate"),
-        mean_realised=value("backtest_mean_realised"),
-        t=value("backtest_t"),
-        p=p.value if p else None,
-        reason=p.reason if p else None,
-        status=run.alerts.status(rule, variable=variable, segment=segment),
-    )
-
-
-def section(run: RunView) -> BacktestSection | None:
-    if run.figures.get("backtest_n", PERFORMANCE) is None:
-        return None
-    labels = [
-        f.variable
-        for f in run.figures
-        if f.name == "backtest_n"
-        and f.segment == ALL
-        and f.variable
-        and f.population == PERFORMANCE
-    ]
-    gauc = run.figures.get("gauc", PERFORMANCE)
-    whole = run.figures.get("backtest_n", PERFORMANCE)
-    about = whole.params if whole is not None else {}
-    segments = sorted(
-        {f.segment for f in run.figures if f.name == "backtest_n" and f.segment != ALL}
-    )
-    return BacktestSection(
-        rows=[_row(run, label, "backtest_underestimation_grade") for label in labels],
-        portfolio=_row(run, "", "backtest_underestimation"),
-        segments=[_row(run, "", "backtest_underestimation", s) for s in segments],
-        gauc=gauc,
-        gauc_test=run.figures.get("gauc_test_p", PERFORMANCE),
-        loss_shortfall=run.figures.value("loss_shortfall", PERFORMANCE),
-        mad=run.figures.value("mad", PERFORMANCE),
-        psi=run.figures.value("estimate_psi", PERFORMANCE),
-        excluded=run.figures.get("excluded_share", PERFORMANCE),
-        contingency=list(gauc.params.get("contingency", [])) if gauc else [],
-        columns=list(gauc.params.get("columns", [])) if gauc else [],
-        classes=str(about.get("classes", "ECB segments of the estimate")),
-        note=about.get("note"),
-    )
 
 
 def _rule(name: str, figure: str, judge: Any, defaults: dict[str, float], finding: str) -> Rule:
