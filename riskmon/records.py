@@ -64,6 +64,8 @@ MIGRATION = "migration"
 BACKTEST = "backtest"
 #: an LGD, CCF or EAD model's grades (``columns.grade``), whose bins carry the back-testing sums
 BACKTEST_GRADE = "backtest_grade"
+#: a CCF model's realised values below 0 (floored at 0) and from 0
+BACKTEST_FLOOR = "backtest_floor"
 
 
 #: riskmon's own tables of the score, stored beside the variables a user configured
@@ -78,6 +80,7 @@ INTERNAL_VARIABLES = frozenset(
         MIGRATION,
         BACKTEST,
         BACKTEST_GRADE,
+        BACKTEST_FLOOR,
     }
 )
 

@@ -34,6 +34,7 @@ from riskmon.metrics import (
 from riskmon.records import (
     ALL,
     BACKTEST,
+    BACKTEST_FLOOR,
     BACKTEST_GRADE,
     BASELINE,
     DEVELOPMENT,
@@ -214,6 +215,16 @@ def _psi(tables: RunTables, table: BacktestTable, segment: str) -> FigureRecord:
     return _record("estimate_psi", psi.value if psi else None, reason, params, "", segment)
 
 
+def _floored(tables: RunTables, segment: str) -> FigureRecord:
+    """A CCF model's share of closed facilities whose realised CCF is below 0 (floored at 0)."""
+    counts = tables.table(PERFORMANCE, BACKTEST_FLOOR, segment).n_total
+    below, above = float(counts[0]), float(counts[1])
+    closed = below + above
+    value = below / closed if closed > 0 else None
+    params = {"below_zero": int(below), "closed": int(closed)}
+    return _record("floored_share", value, "no closed facility", params, "", segment)
+
+
 def _excluded(tables: RunTables, table: BacktestTable, segment: str) -> FigureRecord:
     """The share of the facilities read that the back-test leaves out: open recoveries,
     missing estimates (M_miss) and other exclusions (M_ex), over M."""
@@ -258,6 +269,8 @@ def compute(tables: RunTables) -> list[FigureRecord]:
         figures += _gauc(tables, table, segment)
         figures.append(_psi(tables, classes, segment))
         figures.append(_excluded(tables, table, segment))
+        if tables.model.kind == "ccf" and tables.has(PERFORMANCE, BACKTEST_FLOOR, segment):
+            figures.append(_floored(tables, segment))
     return figures
 
 

@@ -246,6 +246,7 @@ _SPECS = (
     ("estimate_psi", "PSI of the estimates over the ECB segments", False),
     ("excluded_share", "share of facilities not back-tested", False),
     ("exposure_weighted_mean", "exposure-weighted mean realised value (CCF, EAD)", False),
+    ("floored_share", "share of realised CCFs below 0, floored at 0 (CCF)", False),
 )
 
 FAMILY = Family(

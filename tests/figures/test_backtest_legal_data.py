@@ -80,8 +80,9 @@ CASES: dict[str, Callable[[pd.DataFrame], pd.DataFrame]] = {
 }
 
 
+@pytest.mark.parametrize("kind", ["lgd", "ccf"])
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_a_legal_book_never_fails_a_back_test(tmp_path: Path, case: str) -> None:
+def test_a_legal_book_never_fails_a_back_test(tmp_path: Path, case: str, kind: str) -> None:
     frame = CASES[case](_book())
     frame["lgd_estimate"] = frame["lgd_estimate"].astype("Float64")
     frame["lgd_realised"] = frame["lgd_realised"].astype("Float64")
@@ -92,7 +93,7 @@ def test_a_legal_book_never_fails_a_back_test(tmp_path: Path, case: str) -> None
             "models": [
                 {
                     "name": "edge_lgd",
-                    "kind": "lgd",
+                    "kind": kind,
                     "source": {"url": url, "table": "recoveries"},
                     "columns": {
                         "id": "facility_id",

@@ -138,7 +138,7 @@ def test_a_loss_shortfall_the_t_test_does_not_confirm_is_within_noise(
 
 
 @pytest.mark.parametrize("kind", ["ccf", "lgd"])
-def test_a_ccf_model_stores_the_exposure_weighted_mean_realised_value(
+def test_a_ccf_model_stores_its_exposure_weighted_mean_and_floored_share(
     sqlite_store: MetricStore, tmp_path: Path, kind: str
 ) -> None:
     frame = pd.DataFrame(
@@ -158,9 +158,14 @@ def test_a_ccf_model_stores_the_exposure_weighted_mean_realised_value(
         for f in sqlite_store.figures(run_id)
         if f.name == "exposure_weighted_mean"
     }
-    if kind == "lgd":  # an LGD model's loss shortfall and MAD say it already
+    floored = {f.segment: f for f in sqlite_store.figures(run_id) if f.name == "floored_share"}
+    if kind == "lgd":  # an LGD model's loss shortfall and MAD say it already; no floor
         assert found == {}
+        assert floored == {}
         return
+    # one of the four closed facilities realised a CCF below 0 (the open one is not counted)
+    assert floored[""].value == pytest.approx(0.25, rel=1e-12)
+    assert floored[""].params == {"below_zero": 1, "closed": 4}
     closed = frame.dropna()
     want = float((closed["ead"] * closed["lgd_realised"]).sum() / closed["ead"].sum())
     assert found[("", "")] == pytest.approx(want, rel=1e-12)
