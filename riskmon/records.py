@@ -69,20 +69,8 @@ BACKTEST_FLOOR = "backtest_floor"
 
 
 #: riskmon's own tables of the score, stored beside the variables a user configured
-INTERNAL_VARIABLES = frozenset(
-    {
-        SCORE_RANKING,
-        GAINS,
-        CURVE,
-        GRADE,
-        CUTOFF,
-        CHALLENGER_GRID,
-        MIGRATION,
-        BACKTEST,
-        BACKTEST_GRADE,
-        BACKTEST_FLOOR,
-    }
-)
+_SCORE_TABLES = (SCORE_RANKING, GAINS, CURVE, GRADE, CUTOFF, CHALLENGER_GRID, MIGRATION)
+INTERNAL_VARIABLES = frozenset({*_SCORE_TABLES, BACKTEST, BACKTEST_GRADE, BACKTEST_FLOOR})
 
 
 def is_internal_variable(name: str) -> bool:
