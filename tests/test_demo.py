@@ -256,6 +256,11 @@ def test_the_demo_lgd_and_ccf_reports_show_their_back_test_alone(
     if rows is not None:
         assert charts[0].startswith(f"back-test chart of {rows} classes")
     assert charts[1].startswith("Generalised AUC over time: 12 run(s)")
+    # the index's line says the back-test, not a PD model's KS, AUC, Gini and PSI
+    index = parse((demo[0] / "reports" / "index.html").read_text(encoding="utf-8"))
+    line = index.get("tr", data_model=model)
+    assert line.get("td", data_label="Back-test").text().startswith("mean realised ")
+    assert line.find("td", data_label="KS") is None
 
 
 @pytest.mark.slow

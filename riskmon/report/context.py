@@ -38,6 +38,7 @@ from riskmon.report._summary import appendix, segments, summary
 from riskmon.report.pages import (
     AlertRow,
     Appendix,
+    BacktestLine,
     Finding,
     Header,
     IndexContext,
@@ -264,6 +265,21 @@ def index_entry(
         n_alerts=len(flagged),
         reports=tuple(reversed(report_links(store, model, hrefs.get))),
         unreviewed_red=len(open_red_runs(store, model)),
+        backtest=_backtest_line(figures, alerts),
+    )
+
+
+def _backtest_line(figures: Figures, alerts: Alerts) -> BacktestLine | None:
+    """The back-test's portfolio figures, when the run stored them (an LGD, CCF or EAD model)."""
+    if figures.get("backtest_n", PERFORMANCE) is None:
+        return None
+    return BacktestLine(
+        n=figures.value("backtest_n", PERFORMANCE),
+        mean_estimate=figures.value("backtest_mean_estimate", PERFORMANCE),
+        mean_realised=figures.value("backtest_mean_realised", PERFORMANCE),
+        p=figures.value("backtest_p", PERFORMANCE),
+        p_status=alerts.status("backtest_underestimation"),
+        gauc=figures.value("gauc", PERFORMANCE),
     )
 
 

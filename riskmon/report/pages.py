@@ -259,6 +259,21 @@ class IndexEntry:
     reports: tuple[ReportLink, ...]
     #: its RED runs that no review has answered
     unreviewed_red: int = 0
+    #: an LGD, CCF or EAD model's back-test of its newest run (None for a PD model)
+    backtest: BacktestLine | None = None
+
+
+@dataclass(frozen=True)
+class BacktestLine:
+    """A back-tested model's line on the index: its portfolio's closed facilities, mean
+    estimate and realised value, the t-test's p and the gAUC."""
+
+    n: float | None
+    mean_estimate: float | None
+    mean_realised: float | None
+    p: float | None
+    p_status: str | None
+    gauc: float | None
 
 
 @dataclass(frozen=True)

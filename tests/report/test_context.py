@@ -63,7 +63,9 @@ PINNED: dict[type, list[str]] = {
         "n_alerts",
         "reports",
         "unreviewed_red",
+        "backtest",
     ],
+    c.BacktestLine: ["n", "mean_estimate", "mean_realised", "p", "p_status", "gauc"],
     c.Header: [
         "windows",
         "stability_window",
