@@ -89,15 +89,26 @@ def _too_few(judge: Judge, segment: str, variable: str = "") -> str | None:
     return None
 
 
+def _judged(
+    judge: Judge, rule: str, name: str, levels: dict[str, Any], segment: str, missing: str
+) -> FigureRecord | None:
+    """The portfolio figure ``name`` a rule judges in ``segment``; None, with the rule
+    NOT_EVALUABLE and why, when it is not available or too few recoveries closed."""
+    figure = judge.figures.get(name, PERFORMANCE, segment=segment)
+    few = _too_few(judge, segment)
+    if figure is None or figure.value is None or few:
+        why = few or (figure.reason if figure else None) or missing
+        judge.add(rule, Status.NOT_EVALUABLE, None, levels, why, segment=segment)
+        return None
+    return figure
+
+
 def _judge_portfolio(judge: Judge, _: str) -> None:
     rule = "backtest_underestimation"
     levels = _levels(rule, P_LEVELS)(judge.thresholds)
     for segment in _segments(judge):
-        figure = judge.figures.get("backtest_p", PERFORMANCE, segment=segment)
-        few = _too_few(judge, segment)
-        if figure is None or figure.value is None or few:
-            why = few or (figure.reason if figure else None) or "no t-test"
-            judge.add(rule, Status.NOT_EVALUABLE, None, levels, why, segment=segment)
+        figure = _judged(judge, rule, "backtest_p", levels, segment, "no t-test")
+        if figure is None or figure.value is None:
             continue
         est = judge.figures.value("backtest_mean_estimate", PERFORMANCE, segment=segment)
         real = judge.figures.value("backtest_mean_realised", PERFORMANCE, segment=segment)
@@ -166,11 +177,8 @@ def _judge_band(
     def judge_it(judge: Judge, _: str) -> None:
         levels = _levels(rule, defaults)(judge.thresholds)
         for segment in _segments(judge):
-            found = judge.figures.get(figure, PERFORMANCE, segment=segment)
-            few = _too_few(judge, segment)
-            if found is None or found.value is None or few:
-                why = few or (found.reason if found else None) or f"no {figure}"
-                judge.add(rule, Status.NOT_EVALUABLE, None, levels, why, segment=segment)
+            found = _judged(judge, rule, figure, levels, segment, f"no {figure}")
+            if found is None or found.value is None:
                 continue
             value = float(found.value)
             status = banded(value, levels["amber"], levels["red"])
@@ -192,11 +200,8 @@ def _judge_gauc(judge: Judge, _: str) -> None:
     rule = "gauc_deterioration"
     levels = _levels(rule, P_LEVELS)(judge.thresholds)
     for segment in _segments(judge):
-        found = judge.figures.get("gauc_test_p", PERFORMANCE, segment=segment)
-        few = _too_few(judge, segment)
-        if found is None or found.value is None or few:
-            why = few or (found.reason if found else None) or "no gauc_test_p"
-            judge.add(rule, Status.NOT_EVALUABLE, None, levels, why, segment=segment)
+        found = _judged(judge, rule, "gauc_test_p", levels, segment, "no gauc_test_p")
+        if found is None or found.value is None:
             continue
         gauc = judge.figures.value("gauc", PERFORMANCE, segment=segment)
         initial = float(found.params["initial_gauc"])
