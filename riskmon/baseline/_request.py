@@ -21,7 +21,7 @@ from riskmon.collect import (
 )
 from riskmon.config import GradeColumn, ModelConfig, Period
 from riskmon.errors import ConfigError
-from riskmon.metrics import Binning, ecb_segment_binning
+from riskmon.metrics import Binning, ccf_grid_binning, ecb_segment_binning
 from riskmon.plan import DateWindow, subtract
 from riskmon.records import (
     BACKTEST,
@@ -99,12 +99,6 @@ def override_variable(model: ModelConfig) -> Variable | None:
     return Variable(OVERRIDE, model.columns.score, policy, crossed=decided)
 
 
-def floor_binning() -> Binning:
-    """A realised CCF below 0 (bin 0: floored at 0) or from 0 (bin 1); NULL, still open, in the
-    missing bin (an edge one step below 0, as the right-closed bins need)."""
-    return Binning("numeric", edges=(float(np.nextafter(0.0, -np.inf)),))
-
-
 def backtest_variable(model: ModelConfig) -> Variable:
     """An LGD, CCF or EAD model's joint table: the estimate's ECB segment crossed with the
     realised value's (cut at the same edges; the open recoveries in its missing bin), the
@@ -124,7 +118,8 @@ def variables(model: ModelConfig, bins: FrozenBins) -> list[Variable]:
         if grades is not None and model.columns.grade is not None:
             out.append(Variable(BACKTEST_GRADE, model.columns.grade, grades, moments=True))
         if model.kind == "ccf" and model.columns.realised is not None:
-            out.append(Variable(BACKTEST_FLOOR, model.columns.realised, floor_binning()))
+            # the realised CCF's grid: the floored share and the quantiles
+            out.append(Variable(BACKTEST_FLOOR, model.columns.realised, ccf_grid_binning()))
         return out
     pd = pd_source(model, bins)
     grades = grade_binning(model)
@@ -175,6 +170,7 @@ def collect_request(
         census=[c.name for c in model.characteristics if c.kind == "categorical"],
         census_population=CURRENT,
         target=model.columns.realised,
+        downturn=model.columns.downturn,
     )
 
 

@@ -30,8 +30,17 @@ def backtest_chart(points: Sequence[ClassPoint]) -> Chart:
     realised mean's interval as a vertical bar; a class without closed facilities is left out."""
     usable = [p for p in points if p[1] is not None and p[2] is not None and p[5] > 0]
     title = "Mean realised value against mean estimate, by grade"
-    values = [v for p in usable for v in (p[1], p[2], p[3], p[4]) if v is not None]
-    ticks = nice_ticks(min([0.0, *values]), max([0.1, *values]), count=6)
+    means = [v for p in usable for v in (p[1], p[2]) if v is not None]
+    low_mean, high_mean = min([0.0, *means]), max([0.1, *means])
+    # an interval widens the axes by at most a quarter of the means' span (a class of two
+    # facilities would flatten the others); longer bars are clipped at the frame
+    reach = 0.25 * (high_mean - low_mean)
+    bounds = [v for p in usable for v in (p[3], p[4]) if v is not None]
+    ticks = nice_ticks(
+        max(min([low_mean, *bounds]), low_mean - reach),
+        min(max([high_mean, *bounds]), high_mean + reach),
+        count=6,
+    )
     lo, hi = ticks[0], ticks[-1]
     x = _Scale(lo, hi, _LEFT, _RIGHT)
     y = _Scale(lo, hi, _BOTTOM, _TOP)
@@ -41,7 +50,8 @@ def backtest_chart(points: Sequence[ClassPoint]) -> Chart:
         assert estimate is not None
         assert realised is not None
         if low is not None and high is not None:
-            lines.append(Line(_points([(x(estimate), y(low)), (x(estimate), y(high))]), "interval"))
+            bar = [(x(estimate), y(max(low, lo))), (x(estimate), y(min(high, hi)))]
+            lines.append(Line(_points(bar), "interval"))
         dots.append(
             Dot(
                 x(estimate),

@@ -52,13 +52,14 @@ def export_command(
     Reads the metric store only. The written path is printed; an unknown model or a date
     without a succeeded run is an error (exit 2) and writes nothing.
     """
-    from riskmon.export import export_run
+    from riskmon.export import export_kind, export_run
     from riskmon.report import model_folder
 
     config = app.config(sources=False)
     check_not_future(config, as_of=as_of)
     configured = {m.name: m for m in config.models}
-    kind = configured[model].kind if model in configured else None
+    found = configured.get(model)
+    kind = export_kind(found.kind, found.backtest.estimate) if found is not None else None
     with _store(app) as store:
         if output is None:
             from riskmon.export import find_run

@@ -92,8 +92,10 @@ def _columns(request: CollectRequest, factors: str) -> tuple[str, ...]:
         "p": request.pd.column if request.pd is not None else None,
         "y": request.target,
         "s": request.score,
+        "u": request.downturn or request.score,
     }
-    return tuple(column for letter in "wpys" if letter in factors and (column := by_letter[letter]))
+    named = (by_letter[letter] for letter in "wpysu" if letter in factors)
+    return tuple(column for column in named if column)
 
 
 def check_labels(aggregate: Aggregate) -> list[Any]:

@@ -28,7 +28,7 @@ def required_columns(model: ModelConfig) -> list[SourceColumn]:
         out.append(SourceColumn("columns.label", cols.label, "label"))
     out += [  # an LGD, CCF or EAD model's
         SourceColumn(f"columns.{key}", name, "numeric")
-        for key in ("realised", "exposure")
+        for key in ("realised", "exposure", "downturn")
         if (name := getattr(cols, key)) is not None
     ]
     if cols.grade is not None:

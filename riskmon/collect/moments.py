@@ -3,8 +3,9 @@
 The moments (:data:`~riskmon.metrics.TARGET_MOMENTS`, and with a weight column
 :data:`~riskmon.metrics.WEIGHTED_TARGET_MOMENTS`) are taken over the loans whose target y is
 realised (not NULL), against the prediction ŝ (the request's score): n_y, Σy, Σy², Σŝ, Σŝ²,
-Σŝ·y, Σ|y − ŝ|, Σ(y − ŝ)², then Σw, Σw·y, Σw·y², Σw·ŝ, Σw·ŝ², Σw·ŝ·y, Σw², Σw·|y − ŝ|,
-Σw·(y − ŝ)². Both ways of summing them live here, side
+Σŝ·y, Σ|y − ŝ|, Σ(y − ŝ)², the count and sum of a second prediction û (the estimate without
+its downturn component; ŝ when there is none), then Σw, Σw·y, Σw·y², Σw·ŝ, Σw·ŝ², Σw·ŝ·y, Σw²,
+Σw·|y − ŝ|, Σw·(y − ŝ)². Both ways of summing them live here, side
 by side, so that they read the same rows the same way: a NULL target makes the row add nothing
 (it still counts in the cell's rows), and a NULL prediction adds nothing to its sums.
 """
@@ -38,10 +39,11 @@ def moment_measures(
     weight: ColumnElement[Any] | None,
     *,
     summed: bool,
+    downturn: ColumnElement[Any] | None = None,
 ) -> list[ColumnElement[Any]]:
-    """The moments of a cell as aggregates over its rows (``target`` and ``prediction`` as
-    doubles); NULLs where ``summed`` is false (a statement whose rows are not summed, in a
-    ``UNION ALL`` with one whose rows are)."""
+    """The moments of a cell as aggregates over its rows (``target``, ``prediction`` and
+    ``downturn``, the second prediction, as doubles); NULLs where ``summed`` is false (a
+    statement whose rows are not summed, in a ``UNION ALL`` with one whose rows are)."""
     names = moment_names(weighted=weight is not None)
     if not summed:
         return [cast(null(), Double).label(name) for name in names]
@@ -55,6 +57,8 @@ def moment_measures(
     out += [func.sum(when_realised(s)), func.sum(when_realised(s * s)), func.sum(s * y)]
     d = y - s  # NULL where either is
     out += [func.sum(func.abs(d)), func.sum(d * d)]
+    u = prediction if downturn is None else downturn
+    out += [func.count(when_realised(u)), func.sum(when_realised(u))]
     if weight is not None:
         w = weight
         out += [func.sum(when_realised(w)), func.sum(w * y), func.sum(w * y * y)]
@@ -84,16 +88,20 @@ def moment_terms(
     target: npt.NDArray[np.float64],
     prediction: npt.NDArray[np.float64],
     weights: npt.NDArray[np.float64] | None,
+    downturn: npt.NDArray[np.float64] | None = None,
 ) -> list[npt.NDArray[np.float64]]:
     """What each loan adds to each moment (:func:`moment_names`' order): nothing where its
-    target is NULL (NaN), nothing to the prediction's sums where the prediction is NULL."""
+    target is NULL (NaN), nothing to a prediction's sums where that prediction is NULL."""
     realised = ~np.isnan(target)
+    second = prediction if downturn is None else downturn
+    has_u = realised & ~np.isnan(second)
     y = np.where(realised, target, 0.0)
     s = np.where(realised, np.nan_to_num(prediction, nan=0.0), 0.0)
     # a product too large for a double becomes inf, refused naming its columns once summed
     with np.errstate(over="ignore", invalid="ignore"):
         d = np.where(realised & ~np.isnan(prediction), y - s, 0.0)
         terms = [realised.astype(np.float64), y, y * y, s, s * s, s * y, np.abs(d), d * d]
+        terms += [has_u.astype(np.float64), np.where(has_u, second, 0.0)]
         if weights is not None:
             w = np.where(realised, weights, 0.0)
             terms += [w, w * y, w * y * y, w * s, w * s * s, w * s * y, w * w]

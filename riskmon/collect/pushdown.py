@@ -232,6 +232,8 @@ def _union_over_keys(
     summed = [] if not sums.pd or cols.pd is None else [cols.pd.label("pd")]
     if sums.moments and cols.target is not None and cols.prediction is not None:
         summed += [cols.target.label("target"), cols.prediction.label("prediction")]
+        if cols.downturn is not None:
+            summed.append(cols.downturn.label("downturn"))
     keys = [_key(cols, v).label(f"k_{i}") for i, v in enumerate(variables)]
     binned = (
         select(cols.population, *cols.segments, cols.label, *weight, *summed, *keys)
@@ -258,6 +260,7 @@ def _union_over_keys(
             target=b.target if sums.moments else None,
             prediction=b.prediction if sums.moments else None,
             weight=b.weight if cols.weight is not None else None,
+            downturn=b.downturn if sums.moments and cols.downturn is not None else None,
         )
         head = [b.population, literal(variable.name).label("variable"), *segments, b.label]
         parts.append(

@@ -111,9 +111,14 @@ class CollectRequest:
     #: its moments, against the ``score`` (the prediction), summed for variables with
     #: ``moments``
     target: str | None = None
+    #: a second prediction's column (an LGD estimate without its downturn component), counted
+    #: and summed beside the score in the target's moments
+    downturn: str | None = None
 
     def __post_init__(self) -> None:
         if self.target is None:
+            if self.downturn is not None:
+                raise ValueError(f"a second prediction {self.downturn!r} needs a target column")
             return
         if self.score is None:
             raise ValueError(

@@ -100,9 +100,12 @@ class QueryColumns:
         # the continuous target and its prediction, the score, as doubles
         self.target: ColumnElement[Any] | None = None
         self.prediction: ColumnElement[Any] | None = None
+        self.downturn: ColumnElement[Any] | None = None
         if request.target is not None and request.score is not None:
             self.target = cast(c[request.target], Double)
             self.prediction = cast(c[request.score], Double)
+            if request.downturn is not None:
+                self.downturn = cast(c[request.downturn], Double)
 
     def population_name(self, code: Any) -> str:
         """The name of the population a row's ``population`` column codes."""
@@ -144,6 +147,7 @@ class QueryColumns:
         target: ColumnElement[Any] | None = None,
         prediction: ColumnElement[Any] | None = None,
         weight: ColumnElement[Any] | None = None,
+        downturn: ColumnElement[Any] | None = None,
     ) -> list[ColumnElement[Any]]:
         """The sums ``which`` asks for, in that order; with ``of`` (the one variable the rows
         are of), NULLs for those it does not ask for. The other arguments stand for the loans'
@@ -154,6 +158,7 @@ class QueryColumns:
         if which.moments:
             y = self.target if target is None else target
             s = self.prediction if prediction is None else prediction
+            u = self.downturn if downturn is None else downturn
             assert y is not None
             assert s is not None
             w = self.weight if weight is None else weight
@@ -161,7 +166,7 @@ class QueryColumns:
             # led by the count of realised targets NaN or infinite, which fail the collect
             bad = and_(y.is_not(None), ~finite(y))
             invalid = func.sum(case((bad, 1), else_=0)) if summed else cast(null(), Double)
-            out += [invalid.label("m_bad"), *moment_measures(y, s, w, summed=summed)]
+            out += [invalid.label("m_bad"), *moment_measures(y, s, w, summed=summed, downturn=u)]
         return out
 
     def sum_measures(

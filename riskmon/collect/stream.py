@@ -111,6 +111,8 @@ def _extras(cols: QueryColumns, request: CollectRequest) -> dict[str, ColumnElem
     if sums.moments and request.target is not None and request.score is not None:
         out["target"] = cols.loans.c[request.target]
         out["prediction"] = cols.loans.c[request.score]
+        if request.downturn is not None:
+            out["downturn"] = cols.loans.c[request.downturn]
     return out
 
 
@@ -222,8 +224,14 @@ def _moments(
     if "target" not in extras or request.target is None:
         return None
     invalid, target = numeric_target(extras["target"], request.target)
-    prediction = pd.to_numeric(pd.Series(extras["prediction"]), errors="coerce")
-    return invalid, moment_terms(target, np.asarray(prediction, dtype=np.float64), weights)
+    prediction, downturn = (
+        np.asarray(pd.to_numeric(pd.Series(extras[name]), errors="coerce"), dtype=np.float64)
+        if name in extras
+        else None
+        for name in ("prediction", "downturn")
+    )
+    assert prediction is not None
+    return invalid, moment_terms(target, prediction, weights, downturn)
 
 
 def _pd_powers(

@@ -3,7 +3,7 @@ reporting validation results, 2019, §2.6–2.9), and the checks a model of thos
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -22,6 +22,20 @@ class Backtest(Strict):
     initial_gauc: float | None = Field(default=None, ge=0, le=1)
     #: fewer closed recoveries than this in the observation period (or a grade) are not judged
     min_closed: int = Field(default=20, ge=2)
+    #: what an LGD model estimates: ``performing`` (the LGD of performing facilities, §2.6:
+    #: one-sided t-test, H0 the estimate is not too low), ``elbe`` (the expected loss best
+    #: estimate of defaulted facilities, §2.7: two-sided) or ``in_default`` (the LGD in-default,
+    #: §2.8: one-sided); the last two are tested at reference points after default
+    estimate: Literal["performing", "elbe", "in_default"] = "performing"
+    #: the column holding each facility's reference point (years after default at which its
+    #: ELBE or LGD in-default was estimated: 0, 1, 3, 5, 7), one of ``columns.segments``: the
+    #: back-test of each reference point is that segment's
+    reference_point: str | None = None
+
+    @property
+    def alternative(self) -> Literal["greater", "two-sided"]:
+        """The t-test's alternative: two-sided for the ELBE, else "greater" (too low)."""
+        return "two-sided" if self.estimate == "elbe" else "greater"
 
 
 def check_kind(model: Any) -> None:
@@ -50,6 +64,7 @@ def check_kind(model: Any) -> None:
             f"columns.weight: a model of kind {model.kind!r} weights by its exposure at default; "
             "name it in columns.exposure"
         )
+    _check_estimate(model)
     if model.challengers or model.rating.migration or model.characteristics:
         raise ValueError(
             f"a model of kind {model.kind!r} takes no challengers, characteristics or "
@@ -57,4 +72,30 @@ def check_kind(model: Any) -> None:
         )
 
 
-_CONTINUOUS_ONLY = ("realised", "exposure", "grade")
+def _check_estimate(model: Any) -> None:
+    """An ELBE or LGD in-default model names its reference-point column among its segments."""
+    backtest = model.backtest
+    if backtest.estimate == "performing":
+        if backtest.reference_point is not None:
+            raise ValueError(
+                "backtest.reference_point: only for backtest.estimate 'elbe' or 'in_default'"
+            )
+        return
+    if model.kind != "lgd":
+        raise ValueError(
+            f"backtest.estimate: {backtest.estimate!r} is an LGD model's (kind is {model.kind!r})"
+        )
+    if backtest.reference_point is None:
+        raise ValueError(
+            f"backtest.reference_point: required for backtest.estimate {backtest.estimate!r} "
+            "(the column of the years after default each estimate was taken at)"
+        )
+    if backtest.reference_point not in model.columns.segments:
+        raise ValueError(
+            f"backtest.reference_point: {backtest.reference_point!r} must be one of "
+            f"columns.segments {list(model.columns.segments)!r} (each reference point is "
+            "back-tested as a segment)"
+        )
+
+
+_CONTINUOUS_ONLY = ("realised", "exposure", "grade", "downturn")

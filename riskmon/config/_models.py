@@ -100,6 +100,9 @@ class ColumnMap(_Strict):
     #: an LGD, CCF or EAD model's grade (its rating scale): the back-test per grade when the
     #: initial sample has at most 20 grades, else per ECB segment of the estimate
     grade: str | None = None
+    #: an LGD, CCF or EAD model's estimate without its downturn component, reported beside
+    #: the estimate (``backtest_mean_estimate_without_downturn``)
+    downturn: str | None = None
     #: the identity that links an obligor's snapshots on two score dates (rating migration);
     #: default: ``id``
     obligor: str | None = None

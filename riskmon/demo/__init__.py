@@ -75,6 +75,7 @@ DEMO_RECOVERIES = FacilitySpec(
     shock=1.6,
     open_share=0.08,
     grades=(0.1, 0.2, 0.3, 0.45, 0.6),
+    downturn_addon=0.03,
 )
 #: revolving facilities that defaulted, 120 a month, their drawing at default against the CCF
 #: estimated a year before: a calibrated model throughout
@@ -177,6 +178,11 @@ def _backtested(
             "exposure": "ead",
             "segments": [spec.segment_column],
             **({"grade": f"{spec.kind}_grade"} if spec.grades else {}),
+            **(
+                {"downturn": f"{spec.kind}_estimate_without_downturn"}
+                if spec.downturn_addon
+                else {}
+            ),
         },
         "score_direction": "higher_is_riskier",
         # the initial validation sample: the year to June 2023

@@ -65,6 +65,9 @@ class FacilitySpec:
     #: the upper edges of the model's grades over its estimate (``<kind>_grade``: G1, G2, …,
     #: the last grade open); none: no grade column
     grades: tuple[float, ...] = ()
+    #: the estimate's downturn add-on: with one, ``<kind>_estimate_without_downturn`` is the
+    #: estimate less it (at least 1 %)
+    downturn_addon: float = 0.0
 
 
 def generate_facilities(spec: FacilitySpec) -> pd.DataFrame:
@@ -102,4 +105,8 @@ def generate_facilities(spec: FacilitySpec) -> pd.DataFrame:
         frame[f"{spec.kind}_grade"] = [f"G{g}" for g in grade]
     frame.loc[still_open, f"{spec.kind}_realised"] = pd.NA
     frame.loc[rng.random(n) < spec.missing_estimate, f"{spec.kind}_estimate"] = pd.NA
+    if spec.downturn_addon:
+        estimated = frame[f"{spec.kind}_estimate"]
+        without = (estimated - spec.downturn_addon).clip(lower=0.01).round(4)
+        frame[f"{spec.kind}_estimate_without_downturn"] = without.astype("Float64")
     return frame

@@ -40,7 +40,7 @@ from riskmon.store import MetricStore, RunRecord
 FORMATS = ("xlsx", "csv")
 #: figures only a CCF (or EAD) model's run stores, and those of any continuous-target model
 _CCF_ONLY = frozenset({"floored_share", "exposure_weighted_mean"})
-_CONTINUOUS_PREFIXES = ("backtest_", "gauc", "estimate_psi", "elbe_", "in_default_")
+_CONTINUOUS_PREFIXES = ("backtest_", "gauc", "estimate_psi")
 
 
 class ExportError(RiskmonError):
@@ -70,11 +70,21 @@ def find_run(store: MetricStore, model: str, as_of: dt.date | None) -> RunRecord
 
 def model_kind(figures: Sequence[FigureRecord]) -> str:
     """The kind of model whose run stored ``figures``, for a model the configuration no longer
-    names: ``ccf`` when CCF figures are stored, ``lgd`` for other back-testing, else ``pd``."""
+    names: ``ccf`` when CCF figures are stored, ``elbe`` when the back-test's t-test was
+    two-sided, ``lgd`` for other back-testing (an LGD in-default model's too: its figures do
+    not say so), else ``pd``."""
     names = {f.name for f in figures}
     if names & _CCF_ONLY:
         return "ccf"
+    if any(f.name == "backtest_p" and f.params.get("alternative") == "two-sided" for f in figures):
+        return "elbe"
     return "lgd" if any(n.startswith(_CONTINUOUS_PREFIXES) for n in names) else "pd"
+
+
+def export_kind(kind: str, estimate: str) -> str:
+    """The areas' key of a configured model: its kind, or for an LGD model estimating an ELBE
+    or an LGD in-default (``backtest.estimate``), that estimate."""
+    return estimate if kind == "lgd" and estimate != "performing" else kind
 
 
 def areas_of(kind: str) -> tuple[Area, ...]:
@@ -139,6 +149,7 @@ __all__ = [
     "MissingWriterError",
     "Sheet",
     "areas_of",
+    "export_kind",
     "export_run",
     "find_run",
     "model_kind",

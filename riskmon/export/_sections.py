@@ -5,12 +5,14 @@ its numbered sections, and the stored figures (by name) and bins each section sh
 PD sections read what the PD families store (discrimination, calibration, rating, migration);
 the LGD, ELBE, LGD in-default and CCF sections read the back-testing figures of continuous-target
 models (``backtest_*``, ``gauc*``, ``estimate_psi``, ``loss_shortfall``, ``mad``,
-``excluded_share``; ELBE and in-default ones prefixed ``elbe_`` and ``in_default_``).
+``excluded_share``): an LGD model's under 2.6, 2.7 or 2.8 as its ``backtest.estimate`` is
+``performing``, ``elbe`` or ``in_default``.
 """
 
 from __future__ import annotations
 
 from riskmon.export._table import Area, BinColumn, BinSection, Column, FigureSection
+from riskmon.metrics import CCF_QUANTILES
 
 #: where a CCF area and an LGD area differ only by the word they test
 _BACKTEST = (
@@ -27,12 +29,12 @@ _BACKTEST = (
 )
 
 
-def _backtest(prefix: str, p_description: str) -> tuple[Column, ...]:
+def _backtest(p_description: str) -> tuple[Column, ...]:
     columns = [
-        Column(header, description, f"{prefix}backtest_{name}", f"{prefix}backtest_{name}")
+        Column(header, description, f"backtest_{name}", f"backtest_{name}")
         for name, header, description in _BACKTEST
     ]
-    columns.append(Column("p-value", p_description, f"{prefix}backtest_p", f"{prefix}backtest_p"))
+    columns.append(Column("p-value", p_description, "backtest_p", "backtest_p"))
     return tuple(columns)
 
 
@@ -224,7 +226,7 @@ LGD = Area(
         FigureSection(
             "2.6.2",
             "Predictive ability: LGD back-testing, t-test per grade and portfolio",
-            (*_backtest("", _ONE_SIDED), _EXCLUDED),
+            (*_backtest(_ONE_SIDED), _EXCLUDED),
             _NO_BACKTEST,
             per_grade=True,
         ),
@@ -238,13 +240,13 @@ ELBE = Area(
     "ELBE",
     "elbe.csv",
     "2.7 Expected loss best estimate",
-    frozenset({"lgd"}),
+    frozenset({"elbe"}),
     (
         FigureSection(
             "2.7",
             "Predictive ability: ELBE back-testing, two-sided t-test per grade and portfolio",
-            _backtest("elbe_", _TWO_SIDED),
-            "the run stored no ELBE back-testing figures (elbe_backtest_*)",
+            (*_backtest(_TWO_SIDED), _EXCLUDED),
+            _NO_BACKTEST,
             per_grade=True,
         ),
     ),
@@ -254,13 +256,13 @@ IN_DEFAULT = Area(
     "LGD in-default",
     "lgd_in_default.csv",
     "2.8 LGD in-default",
-    frozenset({"lgd"}),
+    frozenset({"in_default"}),
     (
         FigureSection(
             "2.8",
             "Predictive ability: LGD in-default back-testing, t-test per grade and portfolio",
-            _backtest("in_default_", _ONE_SIDED),
-            "the run stored no LGD in-default back-testing figures (in_default_backtest_*)",
+            (*_backtest(_ONE_SIDED), _EXCLUDED),
+            _NO_BACKTEST,
             per_grade=True,
         ),
     ),
@@ -275,7 +277,7 @@ CCF = Area(
         FigureSection(
             "2.9.2",
             "Predictive ability: CCF back-testing, t-test per grade and portfolio",
-            (*_backtest("", _ONE_SIDED), _EXCLUDED),
+            (*_backtest(_ONE_SIDED), _EXCLUDED),
             _NO_BACKTEST,
             per_grade=True,
         ),
@@ -295,6 +297,16 @@ CCF = Area(
                     "exposure-weighted mean realised CCF",
                     "exposure_weighted_mean",
                     "exposure_weighted_mean",
+                ),
+                *(
+                    Column(
+                        name.removeprefix("realised_"),
+                        f"realised CCF's quantile at {q:.0%} (inverted_cdf, read on a grid "
+                        "of 1 percentage point; the error bound is in the figure's params)",
+                        name,
+                        name,
+                    )
+                    for name, q in CCF_QUANTILES
                 ),
             ),
         ),

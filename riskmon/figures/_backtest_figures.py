@@ -15,20 +15,23 @@ stores its grades. The gAUC is the ECB segments' (estimate × realised) in eithe
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtr
 
 from riskmon.config import MAX_GRADES
 from riskmon.figures._family import measured
 from riskmon.figures._views import RunTables
 from riskmon.metrics import (
+    CCF_QUANTILES,
     ECB_SEGMENT_LABELS,
     REALISED_CLASS_LABELS,
     BacktestTable,
     CountTable,
     generalised_auc_test,
+    grid_quantiles,
     population_stability_index_from_counts,
 )
 from riskmon.records import (
@@ -95,28 +98,50 @@ def _classes(tables: RunTables, graded: bool) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class _Options:
+    """What a model's configuration decides of every class's figures."""
+
+    #: the fewest closed recoveries the rules judge (stored with the count)
+    min_closed: int
+    #: a CCF or EAD model's: the exposure-weighted mean realised value too
+    weighted: bool
+    #: the t-test's alternative ("two-sided" for an ELBE)
+    alternative: Literal["greater", "two-sided"]
+    #: a ``columns.downturn``: the mean estimate without the downturn component too
+    downturn: bool
+
+    @classmethod
+    def of(cls, tables: RunTables) -> _Options:
+        model = tables.model
+        return cls(
+            min_closed=model.backtest.min_closed,
+            weighted=model.kind in ("ccf", "ead"),
+            alternative=model.backtest.alternative,
+            downturn=model.columns.downturn is not None,
+        )
+
+
 def _class_figures(
     table: BacktestTable,
     index: int,
     variable: str,
     segment: str,
-    min_closed: int,
+    options: _Options,
     about: dict[str, Any] | None = None,
-    *,
-    weighted: bool = False,
 ) -> list[FigureRecord]:
-    """The t-test, means, loss shortfall and MAD of one row of ``table``; ``min_closed``, the
-    fewest closed recoveries the rules judge, and ``about``, stored with the count."""
+    """The t-test, means, loss shortfall and MAD of one row of ``table``; ``about`` is stored
+    with the count."""
     n = float(table.closed[index])
     counts = {
         "facilities": int(table.facilities[index]),
         "open": int(table.facilities[index] - n),
         "closed": int(n),
-        "min_closed": min_closed,
+        "min_closed": options.min_closed,
         **(about or {}),
     }
-    test, reason = measured(lambda: table.t_test(index))
-    t_params: dict[str, Any] = {"alternative": "greater"}
+    test, reason = measured(lambda: table.t_test(index, alternative=options.alternative))
+    t_params: dict[str, Any] = {"alternative": options.alternative}
     if test is not None:
         t_params |= {"dof": test.dof, "mean_difference": test.mean_difference}
     values: dict[str, tuple[Any, str | None, dict[str, Any]]] = {
@@ -129,7 +154,14 @@ def _class_figures(
         "loss_shortfall": (*measured(lambda: table.loss_shortfall(index)), {}),
         "mad": (*measured(lambda: table.mad(index)), {}),
     }
-    if weighted:  # a CCF or EAD model's: the exposure-weighted mean realised value
+    if options.downturn:
+        without = int(table.closed_without_downturn[index])
+        values["backtest_mean_estimate_without_downturn"] = (
+            table.mean_estimate_without_downturn()[index],
+            "no closed recovery with an estimate without downturn",
+            {"closed_with_it": without, "missing": int(n) - without},
+        )
+    if options.weighted:  # a CCF or EAD model's: the exposure-weighted mean realised value
         mean = table.exposure_weighted_realised()[index]
         values["exposure_weighted_mean"] = (mean, "no closed facility with an exposure", {})
     return [
@@ -188,7 +220,7 @@ def _gauc(tables: RunTables, table: BacktestTable, segment: str) -> list[FigureR
             # the frozen initial gAUC is a sample's estimate too: its error beside the current
             combined = math.hypot(gauc.se, float(initial_se))
             test_params["initial_se"] = float(initial_se)
-            test_params["p_two_samples"] = float(norm.sf((initial - gauc.gauc) / combined))
+            test_params["p_two_samples"] = float(ndtr((gauc.gauc - initial) / combined))
     out.append(_record("gauc_test_p", test.pvalue if test else None, why, test_params, "", segment))
     return out
 
@@ -215,14 +247,31 @@ def _psi(tables: RunTables, table: BacktestTable, segment: str) -> FigureRecord:
     return _record("estimate_psi", psi.value if psi else None, reason, params, "", segment)
 
 
-def _floored(tables: RunTables, segment: str) -> FigureRecord:
-    """A CCF model's share of closed facilities whose realised CCF is below 0 (floored at 0)."""
-    counts = tables.table(PERFORMANCE, BACKTEST_FLOOR, segment).n_total
-    below, above = float(counts[0]), float(counts[1])
-    closed = below + above
+def _ccf_grid(tables: RunTables, segment: str) -> list[FigureRecord]:
+    """A CCF model's realised values, from their counts on the grid: the share of closed
+    facilities whose realised CCF is below 0 (floored at 0), and the quantiles, each with the
+    cell it lies in and the grid's error bound."""
+    table = tables.table(PERFORMANCE, BACKTEST_FLOOR, segment)
+    binning = table.binning
+    assert binning is not None
+    edges = np.asarray(binning.edges, dtype=np.float64)
+    counts = np.asarray(table.n_total, dtype=np.float64)[: len(edges) + 1]  # not the open ones
+    closed = float(counts.sum())
+    below = float(counts[: int(np.searchsorted(edges, 0.0))].sum())  # cells up to x < 0
     value = below / closed if closed > 0 else None
     params = {"below_zero": int(below), "closed": int(closed)}
-    return _record("floored_share", value, "no closed facility", params, "", segment)
+    out = [_record("floored_share", value, "no closed facility", params, "", segment)]
+    found = grid_quantiles(counts, edges.tolist(), [q for _, q in CCF_QUANTILES])
+    for (name, q), quantile in zip(CCF_QUANTILES, found, strict=True):
+        about: dict[str, Any] = {"probability": q, "method": "inverted_cdf on a grid"}
+        if math.isfinite(quantile.error_bound):
+            about |= {
+                "low": quantile.low,
+                "high": quantile.high,
+                "error_bound": quantile.error_bound,
+            }
+        out.append(_record(name, quantile.value, quantile.reason, about, "", segment))
+    return out
 
 
 def _excluded(tables: RunTables, table: BacktestTable, segment: str) -> FigureRecord:
@@ -249,28 +298,23 @@ def _excluded(tables: RunTables, table: BacktestTable, segment: str) -> FigureRe
 def compute(tables: RunTables) -> list[FigureRecord]:
     """Every back-testing figure of a run, per segment."""
     figures: list[FigureRecord] = []
-    least = tables.model.backtest.min_closed
+    options = _Options.of(tables)
     for segment in tables.segments():
         table = backtest_table(tables, PERFORMANCE, segment)
         if table is None:
             continue
         classes = class_table(tables, PERFORMANCE, segment, table)
-        weighted = tables.model.kind in ("ccf", "ead")
         for index, label in enumerate(classes.labels):
             if classes.facilities[index] > 0:
                 position = {"grade": index + 1}
-                figures += _class_figures(
-                    classes, index, label, segment, least, position, weighted=weighted
-                )
+                figures += _class_figures(classes, index, label, segment, options, position)
         about = _classes(tables, classes is not table)
-        figures += _class_figures(
-            table.portfolio(), 0, "", segment, least, about, weighted=weighted
-        )
+        figures += _class_figures(table.portfolio(), 0, "", segment, options, about)
         figures += _gauc(tables, table, segment)
         figures.append(_psi(tables, classes, segment))
         figures.append(_excluded(tables, table, segment))
         if tables.model.kind == "ccf" and tables.has(PERFORMANCE, BACKTEST_FLOOR, segment):
-            figures.append(_floored(tables, segment))
+            figures += _ccf_grid(tables, segment)
     return figures
 
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy.stats import t as student_t
+from scipy.special import stdtrit
 
 from riskmon.charts import Chart, ClassPoint, backtest_chart, trend_chart
 from riskmon.figures._views import RunView
+from riskmon.metrics import CCF_QUANTILES
 from riskmon.records import ALL, PERFORMANCE, FigureRecord
 
 
@@ -19,6 +20,8 @@ class BacktestRow:
     label: str
     n: float | None
     mean_estimate: float | None
+    #: the mean estimate without its downturn component (``columns.downturn``)
+    mean_estimate_without_downturn: float | None
     mean_realised: float | None
     t: float | None
     p: float | None
@@ -47,6 +50,15 @@ class BacktestSection:
     #: mean realised against mean estimate per row, and the gAUC over the runs
     chart: Chart
     trend: Chart
+    #: the t-test's alternative: "greater" (the estimate too low), "two-sided" (an ELBE)
+    alternative: str
+    #: whether the model gives an estimate without its downturn component
+    downturn: bool
+    #: a CCF model's realised quantiles (name, probability, figure), its floored share and
+    #: its exposure-weighted mean realised value
+    quantiles: list[tuple[str, float, FigureRecord]]
+    floored: FigureRecord | None
+    exposure_weighted_mean: float | None
 
 
 def _row(run: RunView, variable: str, rule: str, segment: str = ALL) -> BacktestRow:
@@ -58,6 +70,7 @@ def _row(run: RunView, variable: str, rule: str, segment: str = ALL) -> Backtest
         label=segment or variable or "portfolio",
         n=value("backtest_n"),
         mean_estimate=value("backtest_mean_estimate"),
+        mean_estimate_without_downturn=value("backtest_mean_estimate_without_downturn"),
         mean_realised=value("backtest_mean_realised"),
         t=value("backtest_t"),
         p=p.value if p else None,
@@ -81,12 +94,14 @@ def section(run: RunView) -> BacktestSection | None:
     whole = run.figures.get("backtest_n", PERFORMANCE)
     about = whole.params if whole is not None else {}
     rows = [_row(run, label, "backtest_underestimation_grade") for label in labels]
+    portfolio = _row(run, "", "backtest_underestimation")
+    p = run.figures.get("backtest_p", PERFORMANCE)
     segments = sorted(
         {f.segment for f in run.figures if f.name == "backtest_n" and f.segment != ALL}
     )
     return BacktestSection(
         rows=rows,
-        portfolio=_row(run, "", "backtest_underestimation"),
+        portfolio=portfolio,
         segments=[_row(run, "", "backtest_underestimation", s) for s in segments],
         gauc=gauc,
         gauc_test=run.figures.get("gauc_test_p", PERFORMANCE),
@@ -100,6 +115,15 @@ def section(run: RunView) -> BacktestSection | None:
         note=about.get("note"),
         chart=backtest_chart([_point(run, row) for row in rows]),
         trend=_gauc_trend(run),
+        alternative=str(p.params.get("alternative", "greater")) if p else "greater",
+        downturn=any(r.mean_estimate_without_downturn is not None for r in [*rows, portfolio]),
+        quantiles=[
+            (name, q, found)
+            for name, q in CCF_QUANTILES
+            if (found := run.figures.get(name, PERFORMANCE)) is not None
+        ],
+        floored=run.figures.get("floored_share", PERFORMANCE),
+        exposure_weighted_mean=run.figures.value("exposure_weighted_mean", PERFORMANCE),
     )
 
 
@@ -110,7 +134,7 @@ def _point(run: RunView, row: BacktestRow) -> ClassPoint:
     n = int(row.n or 0)
     low = high = None
     if variance is not None and row.mean_realised is not None and n > 1:
-        half = float(student_t.ppf(0.975, n - 1)) * math.sqrt(variance / n)
+        half = float(stdtrit(n - 1, 0.975)) * math.sqrt(variance / n)
         low, high = row.mean_realised - half, row.mean_realised + half
     return (row.label, row.mean_estimate, row.mean_realised, low, high, n)
 

@@ -270,7 +270,11 @@ BACKTEST_FORMULAS = (
             "validation results (2019), §2.6.2; per grade (columns.grade, at most 20) or else "
             "per ECB segment of the estimate, [0, 5 %), [5 %, 10 %), [10 %, 20 %), …, "
             "[90 %, 100 %), ≥ 100 % (negatives in the first), their p-values Holm-adjusted "
-            "across the grades or segments."
+            "across the grades or segments. An ELBE (backtest.estimate: elbe, §2.7) is tested "
+            "two-sided, p = 2 · (1 − t<sub>N−1</sub>(|T|)), an LGD in-default (§2.8) "
+            "one-sided, each at its reference points (backtest.reference_point, a segment). "
+            "With columns.downturn, the mean estimate without its downturn component is shown "
+            "beside the tested estimate (over the closed facilities that have one)."
         ),
     ),
     Formula(
@@ -299,6 +303,19 @@ BACKTEST_FORMULAS = (
         (
             "excluded share = (open recoveries + missing estimates + exclusions) / facilities "
             "read in the observation period (M<sub>miss</sub>/M, M<sub>ex</sub>/M)."
+        ),
+    ),
+    Formula(
+        204,
+        "Realised CCF: floored share and quantiles",
+        (
+            "floored share = closed facilities whose realised CCF is below 0 / closed "
+            "facilities; quantiles at 0 (min), 5, 10, 25, 50, 75, 90, 95 % and 1 (max): the "
+            "smallest value x with F(x) ≥ q (numpy's inverted_cdf), read from the realised "
+            "values' counts on a grid of one percentage point from −100 % to 200 % (0 and "
+            "100 % cells of their own): the middle of the cell holding it, within half a cell "
+            "(0.5 percentage point; exact in the 0 and 100 % cells); not available in the "
+            "grid's open ends. ECB (2019), §2.9."
         ),
     ),
 )

@@ -47,6 +47,7 @@ from riskmon.figures._family import (
 from riskmon.figures._formulas import BACKTEST_FORMULAS
 from riskmon.figures._views import RunTables
 from riskmon.figures.calibration import holm
+from riskmon.metrics import CCF_QUANTILES
 from riskmon.records import ALL, BASELINE, PERFORMANCE, BinRecord, FigureRecord, Status
 
 #: the default levels of each rule (p-values: OeNB/FMA, *Rating Models and Validation*)
@@ -112,9 +113,10 @@ def _judge_portfolio(judge: Judge, _: str) -> None:
             continue
         est = judge.figures.value("backtest_mean_estimate", PERFORMANCE, segment=segment)
         real = judge.figures.value("backtest_mean_realised", PERFORMANCE, segment=segment)
+        sides = "two-sided" if figure.params.get("alternative") == "two-sided" else "one-sided"
         message = (
             f"mean realised {_pct(real)} against a mean estimate of {_pct(est)}"
-            f"{where('', segment)}: t-test p = {figure.value:.3g} (one-sided)"
+            f"{where('', segment)}: t-test p = {figure.value:.3g} ({sides})"
         )
         status = _p_status(figure.value, levels)
         judge.add(rule, status, figure.value, levels, message, segment=segment)
@@ -236,13 +238,21 @@ def _rule(name: str, figure: str, judge: Any, defaults: dict[str, float], findin
     )
 
 
+_QUANTILE_WORDS = {0.0: "minimum", 1.0: "maximum"} | {
+    q: f"{q:.0%}" for _, q in CCF_QUANTILES if 0 < q < 1
+}
 _SPECS = (
     ("backtest_n", "closed recoveries back-tested", True),
     ("backtest_mean_estimate", "mean estimate", False),
+    (
+        "backtest_mean_estimate_without_downturn",
+        "mean estimate without its downturn component (columns.downturn)",
+        False,
+    ),
     ("backtest_mean_realised", "mean realised value", False),
     ("backtest_t", "t statistic of realised − estimated", False),
     ("backtest_variance", "variance of realised − estimated", False),
-    ("backtest_p", "t-test p-value (one-sided)", False),
+    ("backtest_p", "t-test p-value (one-sided; two-sided for an ELBE)", False),
     ("loss_shortfall", "loss shortfall (EAD-weighted)", False),
     ("mad", "mean absolute deviation (EAD-weighted)", False),
     ("gauc", "generalised AUC", False),
@@ -252,6 +262,14 @@ _SPECS = (
     ("excluded_share", "share of facilities not back-tested", False),
     ("exposure_weighted_mean", "exposure-weighted mean realised value (CCF, EAD)", False),
     ("floored_share", "share of realised CCFs below 0, floored at 0 (CCF)", False),
+    *(
+        (
+            name,
+            f"realised CCF's {'quantile ' if 0 < q < 1 else ''}{_QUANTILE_WORDS[q]} (CCF)",
+            False,
+        )
+        for name, q in CCF_QUANTILES
+    ),
 )
 
 FAMILY = Family(

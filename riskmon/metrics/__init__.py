@@ -126,6 +126,12 @@ from riskmon.metrics._lift import (
     lift_table_from_counts,
 )
 from riskmon.metrics._pd_sums import PD_SUMS, WEIGHTED_PD_SUMS, PdTable
+from riskmon.metrics._quantile_grid import (
+    CCF_QUANTILES,
+    GridQuantile,
+    ccf_grid_binning,
+    grid_quantiles,
+)
 from riskmon.metrics._rating import (
     HerfindahlTestResult,
     MigrationStabilityResult,
@@ -169,6 +175,7 @@ from riskmon.metrics._woe import (
 )
 
 __all__ = [
+    "CCF_QUANTILES",
     "DEFAULT_SMOOTHING",
     "ECB_SEGMENT_EDGES",
     "ECB_SEGMENT_LABELS",
@@ -199,6 +206,7 @@ __all__ = [
     "GeneralisedAUCResult",
     "GeneralisedAUCTestResult",
     "GiniResult",
+    "GridQuantile",
     "HerfindahlTestResult",
     "HosmerLemeshowResult",
     "IVResult",
@@ -227,6 +235,7 @@ __all__ = [
     "brier_score_from_sums",
     "cap_curve",
     "cap_curve_from_counts",
+    "ccf_grid_binning",
     "characteristic_stability_table",
     "confusion_figures",
     "confusion_metrics",
@@ -252,6 +261,7 @@ __all__ = [
     "gini_from_counts",
     "grid_auc_error_bound",
     "grid_ks_error_bound",
+    "grid_quantiles",
     "herfindahl_index",
     "herfindahl_test",
     "hosmer_lemeshow_test",

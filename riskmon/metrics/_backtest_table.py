@@ -54,8 +54,11 @@ class BacktestTable:
     ``facilities`` M (closed and open), ``closed`` N (the realised value known), over the
     closed ones ``estimate`` = ΣE, ``realised`` = ΣR, ``d2`` = Σd², ``abs_d`` = Σ|d|
     (d = R − E), ``ead`` = Σ EAD, ``ead_estimate`` = Σ EAD·E, ``ead_realised`` = Σ EAD·R,
-    ``ead_abs_d`` = Σ EAD·|d| (without an exposure, every EAD is 1); and ``contingency``, the
-    closed facilities by estimated class (rows) and realised class (columns).
+    ``ead_abs_d`` = Σ EAD·|d| (without an exposure, every EAD is 1), ``closed_without_downturn``
+    and ``estimate_without_downturn``, the closed facilities that have an estimate without its
+    downturn component and its sum (the estimate's own where the model gives none); and
+    ``contingency``, the closed facilities by estimated class (rows) and realised class
+    (columns).
 
     Examples
     --------
@@ -82,6 +85,8 @@ class BacktestTable:
     ead_estimate: FloatArray
     ead_realised: FloatArray
     ead_abs_d: FloatArray
+    closed_without_downturn: FloatArray
+    estimate_without_downturn: FloatArray
     contingency: FloatArray
 
     @classmethod
@@ -133,6 +138,8 @@ class BacktestTable:
             ead_estimate=rows(table.ws),
             ead_realised=rows(table.wy),
             ead_abs_d=rows(table.wad),
+            closed_without_downturn=rows(table.n_u),
+            estimate_without_downturn=rows(table.u),
             contingency=contingency,
         )
 
@@ -151,6 +158,11 @@ class BacktestTable:
 
     def mean_realised(self) -> list[float | None]:
         return _ratios(self.realised, self.closed)
+
+    def mean_estimate_without_downturn(self) -> list[float | None]:
+        """The mean estimate without its downturn component of the closed facilities that
+        have one; None where none has."""
+        return _ratios(self.estimate_without_downturn, self.closed_without_downturn)
 
     def exposure_weighted_realised(self) -> list[float | None]:
         """Σ EAD·R / Σ EAD per class (a CCF's exposure-weighted mean); None without exposure."""
@@ -195,6 +207,8 @@ _ROW_SUMS = (
     "ead_estimate",
     "ead_realised",
     "ead_abs_d",
+    "closed_without_downturn",
+    "estimate_without_downturn",
 )
 #: the realised classes' labels (the ECB segments, then the open recoveries)
 REALISED_CLASS_LABELS: tuple[str, ...] = (*ECB_SEGMENT_LABELS, "open")

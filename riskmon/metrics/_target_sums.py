@@ -24,8 +24,10 @@ from riskmon.metrics._validation import FloatArray
 #: the moments a collect pass returns per cell, in this order: unweighted (the first counts
 #: the rows whose target is realised), then those only a weighted source has
 #: (``ad`` = Σ|y − ŝ| and ``d2`` = Σ(y − ŝ)², ``wad`` = Σw·|y − ŝ|: the back-testing of
-#: LGD, CCF and EAD estimates reads the absolute and squared differences directly)
-TARGET_MOMENTS: tuple[str, ...] = ("n_y", "y", "y2", "s", "s2", "sy", "ad", "d2")
+#: LGD, CCF and EAD estimates reads the absolute and squared differences directly; ``n_u``
+#: and ``u``: the count and sum of a second prediction û, the estimate without its downturn
+#: component, where given, else ŝ itself)
+TARGET_MOMENTS: tuple[str, ...] = ("n_y", "y", "y2", "s", "s2", "sy", "ad", "d2", "n_u", "u")
 WEIGHTED_TARGET_MOMENTS: tuple[str, ...] = (
     "w_y",
     "wy",
@@ -48,8 +50,10 @@ class TargetTable:
     Σŝ², ``sy`` = Σŝ·y (ŝ the prediction, the score), ``ad`` = Σ|y − ŝ|, ``d2`` = Σ(y − ŝ)²;
     ``w_y`` = Σw, ``wy`` = Σw·y, ``wy2`` = Σw·y², ``ws`` = Σw·ŝ, ``ws2`` = Σw·ŝ², ``wsy`` =
     Σw·ŝ·y, ``w2_y`` = Σw², ``wad`` = Σw·|y − ŝ|, ``wd2`` = Σw·(y − ŝ)² (unweighted, every w
-    is 1: ``w_y`` = ``w2_y`` = ``n_y``, ``wy`` = ``y``, …). A NULL prediction adds nothing to
-    its sums (as SQL's ``SUM``). ``labels`` names the bins.
+    is 1: ``w_y`` = ``w2_y`` = ``n_y``, ``wy`` = ``y``, …); ``n_u`` and ``u`` = Σû count and
+    sum a second prediction û (an estimate without its downturn component; ŝ itself when
+    none is given) over the realised loans where û is not NULL. A NULL prediction adds nothing
+    to its sums (as SQL's ``SUM``). ``labels`` names the bins.
 
     Examples
     --------
@@ -75,6 +79,8 @@ class TargetTable:
     sy: FloatArray
     ad: FloatArray
     d2: FloatArray
+    n_u: FloatArray
+    u: FloatArray
     w_y: FloatArray
     wy: FloatArray
     wy2: FloatArray
@@ -97,9 +103,11 @@ class TargetTable:
         sample_weight: Any = None,
         labels: Sequence[str] | None = None,
         binning: Binning | None = None,
+        downturn: Any = None,
     ) -> TargetTable:
         """Moments per bin from one row per loan: ``y`` the realised target (None or NaN where
-        not realised), ``score`` the prediction, ``bins`` each loan's bin index."""
+        not realised), ``score`` the prediction, ``bins`` each loan's bin index, ``downturn``
+        the second prediction û (default: ``score``)."""
         target = np.asarray(y, dtype=np.float64)  # None becomes NaN
         realised = ~np.isnan(target)
         y_ = np.where(realised, target, 0.0)
@@ -109,6 +117,8 @@ class TargetTable:
         w = np.ones_like(y_) if sample_weight is None else np.asarray(sample_weight, np.float64)
         w_y = w * realised
         d = np.where(~np.isnan(prediction), y_ - s, 0.0)  # y − ŝ is NULL where ŝ is
+        second = prediction if downturn is None else np.asarray(downturn, dtype=np.float64)
+        has_u = realised & ~np.isnan(second)
 
         def total(values: FloatArray) -> FloatArray:
             return np.bincount(b, weights=values, minlength=n_bins).astype(np.float64)
@@ -125,6 +135,8 @@ class TargetTable:
             sy=total(s * y_),
             ad=total(np.abs(d)),
             d2=total(d * d),
+            n_u=total(has_u.astype(np.float64)),
+            u=total(np.where(has_u, second, 0.0)),
             w_y=total(w_y),
             wy=total(w_y * y_),
             wy2=total(w_y * y_ * y_),
@@ -161,7 +173,7 @@ class TargetTable:
                 named = dict(zip(WEIGHTED_TARGET_MOMENTS, values[_N_PLAIN:], strict=True))
             else:  # every weight is 1
                 named = {"w_y": plain["n_y"], "w2_y": plain["n_y"]}
-                named |= {f"w{name}": plain[name] for name in TARGET_MOMENTS[1:]}
+                named |= {f"w{name}": plain[name] for name in _WEIGHTED_TWINS}
             for name, value in (plain | named).items():
                 arrays[name][index] += value
         return cls(labels=list(labels), binning=binning, **arrays)
@@ -204,4 +216,6 @@ def _ratios(numerator: FloatArray, denominator: FloatArray) -> list[float | None
 
 
 _N_PLAIN = len(TARGET_MOMENTS)
+#: the unweighted moments whose weighted twin (``w`` + name) an unweighted table equals
+_WEIGHTED_TWINS = tuple(n for n in TARGET_MOMENTS[1:] if f"w{n}" in WEIGHTED_TARGET_MOMENTS)
 _NOT_SUMS = frozenset({"labels", "binning"})

@@ -27,12 +27,26 @@ from .test_collect import STRATEGIES_BY_DIALECT, WEIGHT_RTOL, request
 MOMENT_RTOL = 1e-9
 
 
-def _with_moments(req: CollectRequest, target: str = "lgd") -> CollectRequest:
-    """``req`` summing ``target``'s moments against the score on every binned variable."""
+def _with_moments(
+    req: CollectRequest, target: str = "lgd", downturn: str | None = None
+) -> CollectRequest:
+    """``req`` summing ``target``'s moments against the score (and ``downturn``, the second
+    prediction) on every binned variable."""
     variables = [
         v if v.binning is None else dataclasses.replace(v, moments=True) for v in req.variables
     ]
-    return dataclasses.replace(req, variables=variables, target=target, score="pd_score")
+    return dataclasses.replace(
+        req, variables=variables, target=target, score="pd_score", downturn=downturn
+    )
+
+
+def _with_downturn(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+    """``frame`` with ``lgd_dt``, an estimate without downturn below the score, NULL for about
+    a tenth of the loans."""
+    values = (frame["pd_score"].to_numpy(float) * rng.uniform(0.6, 1.0, len(frame))).round(4)
+    frame["lgd_dt"] = pd.array(values, dtype="Float64")
+    frame.loc[rng.random(len(frame)) < 0.1, "lgd_dt"] = pd.NA
+    return frame
 
 
 def _with_target(frame: pd.DataFrame, rng: np.random.Generator, share: float) -> pd.DataFrame:
@@ -84,6 +98,9 @@ def expected_moments(
                 n_bins=binning.n_bins,
                 sample_weight=w,
                 labels=binning.labels,
+                downturn=None
+                if req.downturn is None
+                else part[req.downturn].to_numpy(float, na_value=np.nan),
             )
     return out
 
@@ -107,15 +124,26 @@ def _assert_moments(
     weighted=st.booleans(),
     segmented=st.booleans(),
     share=st.sampled_from([0.0, 0.3, 0.8, 1.0]),
+    downturn=st.booleans(),
 )
 def test_moments_agree_everywhere(
-    database: tuple[str, str], seed: int, n: int, weighted: bool, segmented: bool, share: float
+    database: tuple[str, str],
+    seed: int,
+    n: int,
+    weighted: bool,
+    segmented: bool,
+    share: float,
+    downturn: bool,
 ) -> None:
     dialect, url = database
     rng = np.random.default_rng(seed)
     frame = _with_target(loan_frame(seed=seed, n=n, weighted=weighted), rng, share)
+    frame = _with_downturn(frame, rng)
     load(url, frame)
-    req = _with_moments(request(weighted=weighted, segments=("channel",) if segmented else ()))
+    req = _with_moments(
+        request(weighted=weighted, segments=("channel",) if segmented else ()),
+        downturn="lgd_dt" if downturn else None,
+    )
     expected = expected_moments(frame, req)
     with Source(model_config(url, weighted=weighted)) as source:
         for strategy in STRATEGIES_BY_DIALECT[dialect]:

@@ -75,7 +75,7 @@ def test_the_lgd_sheets_show_the_stored_backtesting_figures(
     stored = _by_key(store, run_id)
     out = export_run(store, "collateral_lgd", AS_OF, tmp_path / "lgd.xlsx")
     book = workbook_rows(out)
-    assert list(book) == ["About", "LGD", "ELBE", "LGD in-default", "Other figures"]
+    assert list(book) == ["About", "LGD", "Other figures"]
     assert book["LGD"][0] == ("2.6 Loss given default",)
     sections = blocks(book["LGD"])
     assert [b.number for b in sections] == ["2.6.2", "2.6.3", "2.6.4", "2.6 suppl."]
@@ -92,11 +92,15 @@ def test_the_lgd_sheets_show_the_stored_backtesting_figures(
     north = next(r for r in gauc.rows if r["segment"] == "region=north")
     assert north["p-value"] is None
     assert north["notes"] == f"gauc_test_p: {NO_INITIAL}"
-    for sheet, number in [("ELBE", "2.7"), ("LGD in-default", "2.8")]:
-        (only,) = blocks(book[sheet])
+    # an ELBE or LGD in-default model's same figures go under 2.7 or 2.8, and only there
+    for kind, sheet, number in [("elbe", "ELBE", "2.7"), ("in_default", "LGD in-default", "2.8")]:
+        other = workbook_rows(
+            export_run(store, "collateral_lgd", AS_OF, tmp_path / f"{kind}.xlsx", kind=kind)
+        )
+        assert list(other) == ["About", sheet, "Other figures"]
+        (only,) = blocks(other[sheet])
         assert only.number == number
-        assert len(only.raw) == 1
-        assert str(only.raw[0][1]).startswith("not available: the run stored no")
+        assert _check(only.rows, BACKTEST, stored) == 8 * 8
     assert book["Other figures"][1][:5] == ("mae", "performance", "(all)", None, 0.125)
     pairs = {r[0]: r[1] for r in book["About"] if len(r) == 2}
     assert (pairs["model"], pairs["model kind"], pairs["run id"]) == (
@@ -138,7 +142,8 @@ def test_the_ccf_sheet_and_its_csv_file(store: MetricStore, tmp_path: Path) -> N
 def test_the_kind_a_run_reports_as(store: MetricStore) -> None:
     assert model_kind([FigureRecord("ks", 0.4, "performance")]) == "pd"
     assert model_kind([FigureRecord("backtest_p", 0.4, "performance")]) == "lgd"
-    assert model_kind([FigureRecord("elbe_backtest_p", 0.4, "performance")]) == "lgd"
+    two_sided = {"alternative": "two-sided"}
+    assert model_kind([FigureRecord("backtest_p", 0.4, "performance", params=two_sided)]) == "elbe"
     run_id = stored_run(store, "told_by_config", _figures())
     run = store.run_by_id(run_id)
     assert run is not None

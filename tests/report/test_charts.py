@@ -13,6 +13,7 @@ from riskmon.charts import (
     HEIGHT,
     MARGIN_BOTTOM,
     MARGIN_TOP,
+    backtest_chart,
     cumulative,
     ks_chart,
     nice_ticks,
@@ -93,3 +94,23 @@ def test_curves_without_bads_are_not_drawn() -> None:
     curve = cumulative([_group(0, 50, 0), _group(1, 30, 0)])
     assert curve.empty
     assert ks_chart(curve, ks=None).empty
+
+
+def test_a_back_test_charts_wide_interval_does_not_flatten_the_other_classes() -> None:
+    """A class of two facilities has an interval from −300 % to 500 %: the axes stay near the
+    means (widened by at most a quarter of their span, to nice ticks), its bar clipped."""
+    points = [
+        ("A", 0.10, 0.12, 0.08, 0.16, 300),
+        ("B", 0.40, 0.38, 0.33, 0.43, 200),
+        ("C", 0.92, 0.90, -3.0, 5.0, 2),
+    ]
+    chart = backtest_chart(points)
+    labels = [float(t.label) for t in chart.y_ticks]
+    assert labels[0] >= -0.5, labels
+    assert labels[-1] <= 1.5, labels
+    assert [t.label for t in chart.x_ticks] == [t.label for t in chart.y_ticks]
+    # every bar inside the frame
+    for line in chart.lines:
+        for pair in line.points.split():
+            _, y = (float(v) for v in pair.split(","))
+            assert chart.top - 1e-9 <= y <= chart.bottom + 1e-9
