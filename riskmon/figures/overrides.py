@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import fisher_exact
 
 from riskmon.config import ModelConfig, Thresholds
 from riskmon.figures import _family as family
@@ -161,6 +160,8 @@ def _performance(model: ModelConfig, table: CountTable, segment: str) -> FigureR
         [k.n_bads[LOW], k.n[LOW] - k.n_bads[LOW]],
         [k.n_bads[ACCEPTED], k.n[ACCEPTED] - k.n_bads[ACCEPTED]],
     ]
+    from scipy.stats import fisher_exact  # scipy.stats costs a second to import: when used
+
     params["p_value"] = float(fisher_exact(counts, alternative="greater").pvalue)
     return FigureRecord("override_bad_rate", low_rate, PERFORMANCE, segment=segment, params=params)
 

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats
 
 from riskmon.errors import InvalidDataError
 from riskmon.metrics._validation import FloatArray, check_probabilities, not_available
@@ -183,10 +182,12 @@ def poisson_binomial_pmf(n: Any, pd: Any) -> FloatArray:
     >>> poisson_binomial_pmf([1, 1], [0.5, 0.2]).round(3).tolist()
     [0.4, 0.5, 0.1]
     """
+    from scipy.stats import binom  # scipy.stats costs a second to import: when used
+
     pmf = np.ones(1)
     for count, p in zip(np.asarray(n, dtype=np.int64), np.asarray(pd, np.float64), strict=True):
         if count > 0:
-            pmf = np.convolve(pmf, stats.binom.pmf(np.arange(count + 1), count, p))
+            pmf = np.convolve(pmf, binom.pmf(np.arange(count + 1), count, p))
     return np.asarray(pmf, dtype=np.float64)
 
 
@@ -221,5 +222,7 @@ def defaults_interval(
         return (float(low), float(min(high, total))), "exact"
     mean = float((counts * p).sum())
     var = float((counts * p * (1 - p)).sum()) if variance is None else variance
-    half = float(stats.norm.ppf(1 - alpha / 2)) * math.sqrt(var)
+    from scipy.special import ndtri
+
+    half = float(ndtri(1 - alpha / 2)) * math.sqrt(var)
     return (max(0.0, mean - half), min(total, mean + half)), "normal"

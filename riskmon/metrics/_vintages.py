@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from riskmon.errors import InvalidDataError
 from riskmon.metrics._validation import FloatArray
@@ -77,12 +76,14 @@ def vintage_curve(
         z = np.where(
             variance > 0, (d - mean) / np.sqrt(np.where(variance > 0, variance, 1)), np.nan
         )
+    from scipy.special import ndtr
+
     return VintageCurve(
         mob=np.arange(d.shape[0], dtype=np.float64),
         observed=d / n,
         expected=mean / n,
         z=z,
-        p_value=np.asarray(stats.norm.sf(z), dtype=np.float64),
+        p_value=np.asarray(ndtr(-np.asarray(z)), dtype=np.float64),
     )
 
 
