@@ -144,7 +144,13 @@ def test_a_statement_past_the_time_limit_is_cancelled_and_said_so(spark: SparkSe
     load_spark(spark, loan_frame(seed=1, n=100))
     model = model_config(spark.url)
     model = model.model_copy(
-        update={"source": model.source.model_copy(update={"statement_timeout_seconds": 1.0})}
+        update={
+            "source": model.source.model_copy(
+                # riskmon's own deadline far away: Spark's cancel, not riskmon's, ends the
+                # statement even when a loaded machine starves the JVM for a minute
+                update={"statement_timeout_seconds": 1.0, "read_deadline_seconds": 240.0}
+            )
+        }
     )
     # a cross join of 10^10 rows takes minutes on two cores; Spark cancels it after 1 s
     slow = "SELECT sum(a.id * b.id) FROM range(100000) a CROSS JOIN range(100000) b"
