@@ -102,6 +102,9 @@ class Exclusions:
     duplicates: int | None = None
     #: loans whose score lies outside the model's ``score_range`` (None: no range configured)
     out_of_range: int | None = None
+    #: a CCF model's facilities under the EAD approach (``columns.ead_approach`` set), left out
+    #: of its back-test (None: no such column)
+    ead_approach: int | None = None
 
     @property
     def invalid(self) -> int:
@@ -112,7 +115,7 @@ class Exclusions:
 
     @property
     def used(self) -> int:
-        return self.read - self.invalid - self.zero_weight
+        return self.read - self.invalid - self.zero_weight - (self.ead_approach or 0)
 
 
 @dataclass(frozen=True)

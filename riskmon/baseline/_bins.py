@@ -56,6 +56,7 @@ def _value_counts(
         weight,
         exclude=model.on_invalid == "exclude",
         score_range=model.score_range,
+        flag=loans.c[flag] if (flag := model.columns.ead_approach) else None,
     )
     query = (
         select(value, func.count().label("n"))

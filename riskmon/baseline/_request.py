@@ -171,6 +171,7 @@ def collect_request(
         census_population=CURRENT,
         target=model.columns.realised,
         downturn=model.columns.downturn,
+        ead_approach=model.columns.ead_approach,
     )
 
 

@@ -222,12 +222,14 @@ def _exclusions(
         for code, read, null, non_finite, *rest in connection.execute(statement).all():
             counts = [int(n or 0) for n in rest]
             out_of_range = counts.pop(0) if request.score_range is not None else None
+            ead_approach = counts.pop() if request.ead_approach is not None else None
             weights = dict(zip(("invalid_weight", "zero_weight"), counts, strict=False))
             out[cols.population_name(code)] = Exclusions(
                 int(read),
                 null_score=int(null or 0),
                 non_finite_score=int(non_finite or 0),
                 out_of_range=out_of_range,
+                ead_approach=ead_approach,
                 **weights,
             )
         if request.id is None:

@@ -33,6 +33,8 @@ def required_columns(model: ModelConfig) -> list[SourceColumn]:
     ]
     if cols.grade is not None:
         out.append(SourceColumn("columns.grade", cols.grade, "categorical"))
+    if cols.ead_approach is not None:
+        out.append(SourceColumn("columns.ead_approach", cols.ead_approach, "label"))
     if cols.weight:
         out.append(SourceColumn("columns.weight", cols.weight, "numeric"))
     out += [

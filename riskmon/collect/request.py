@@ -114,6 +114,9 @@ class CollectRequest:
     #: a second prediction's column (an LGD estimate without its downturn component), counted
     #: and summed beside the score in the target's moments
     downturn: str | None = None
+    #: a flag column: loans where it is 1 (true) are left out of every table and counted
+    #: (:class:`Exclusions`' ``ead_approach``): a CCF model's facilities under the EAD approach
+    ead_approach: str | None = None
 
     def __post_init__(self) -> None:
         if self.target is None:

@@ -91,8 +91,13 @@ class QueryColumns:
         self.grouped_population = [] if len(group) == 1 else [self.population]
         self.in_windows = or_(*(p.window.contains(self.date) for p in group))
         score = c[request.score] if request.score else None
+        self.flag = c[request.ead_approach] if request.ead_approach else None
         self.usable = usable_rows(
-            score, self.weight, exclude=request.exclude_invalid, score_range=request.score_range
+            score,
+            self.weight,
+            exclude=request.exclude_invalid,
+            score_range=request.score_range,
+            flag=self.flag,
         )
         self.where = and_(self.in_windows, *self.usable)
         self.loans = loans
@@ -204,12 +209,15 @@ def usable_rows(
     *,
     exclude: bool,
     score_range: tuple[float, float] | None = None,
+    flag: ColumnElement[Any] | None = None,
 ) -> list[ColumnElement[bool]]:
     """What a loan must satisfy to be counted: a weight other than 0 (a zero weight counts for
     nothing, and would inflate the sample sizes); with ``exclude``, a score (within
     ``score_range``) and a positive weight too (without, a NULL score or an invalid weight is
-    read, and the collect fails)."""
+    read, and the collect fails); with ``flag``, that column not 1 (true)."""
     out: list[ColumnElement[bool]] = []
+    if flag is not None:
+        out.append(~flagged(flag))
     if exclude and score is not None:
         out += [score.is_not(None), finite(score)]
         if score_range is not None:
@@ -222,6 +230,11 @@ def usable_rows(
 #: the largest finite double: NaN (greater than every number in PostgreSQL and DuckDB) and the
 #: infinities lie outside [−MAX, MAX], and no engine has to bind an infinity
 _MAX_DOUBLE = 1.7976931348623157e308
+
+
+def flagged(flag: ColumnElement[Any]) -> ColumnElement[bool]:
+    """A flag column is set: 1 or true (NULL, 0 and false are not), on every engine."""
+    return func.coalesce(cast(flag, Integer), literal(0, Integer())) == literal(1, Integer())
 
 
 def in_range(value: ColumnElement[Any], bounds: tuple[float, float]) -> ColumnElement[bool]:
@@ -240,8 +253,9 @@ def finite(value: ColumnElement[Any]) -> ColumnElement[bool]:
 def exclusion_counts(cols: QueryColumns, score: ColumnElement[Any]) -> Select[Any]:
     """A statement counting, per population, the loans read and those left out, each once:
     no score, else a score NaN or infinite, else a score outside the request's
-    ``score_range``, else a weight NULL or negative, else a weight of 0 (the columns in
-    :class:`~riskmon.records.Exclusions`' order; none for the weights when unweighted)."""
+    ``score_range``, else a weight NULL or negative, else a weight of 0, else a facility under
+    the EAD approach (the columns in :class:`~riskmon.records.Exclusions`' order; none for the
+    weights when unweighted, none for the flag without ``ead_approach``)."""
     one, zero = literal(1, Integer()), literal(0, Integer())
     measures: list[ColumnElement[Any]] = [func.count()]
     measures.append(func.sum(case((score.is_(None), one), else_=zero)))
@@ -259,6 +273,9 @@ def exclusion_counts(cols: QueryColumns, score: ColumnElement[Any]) -> Select[An
             func.sum(case((invalid, one), else_=zero)),
             func.sum(case((and_(scored, weight == 0), one), else_=zero)),
         ]
+        scored = and_(scored, weight > 0)
+    if cols.flag is not None:
+        measures.append(func.sum(case((and_(scored, flagged(cols.flag)), one), else_=zero)))
     return (
         select(cols.population, *measures)
         .select_from(cols.loans)

@@ -65,6 +65,8 @@ def check_kind(model: Any) -> None:
             "name it in columns.exposure"
         )
     _check_estimate(model)
+    if cols.ead_approach is not None and model.kind != "ccf":
+        raise ValueError(f"columns.ead_approach: only for a model of kind 'ccf' ({model.kind!r})")
     if model.challengers or model.rating.migration or model.characteristics:
         raise ValueError(
             f"a model of kind {model.kind!r} takes no challengers, characteristics or "
@@ -98,4 +100,4 @@ def _check_estimate(model: Any) -> None:
         )
 
 
-_CONTINUOUS_ONLY = ("realised", "exposure", "grade", "downturn")
+_CONTINUOUS_ONLY = ("realised", "exposure", "grade", "downturn", "ead_approach")

@@ -103,6 +103,9 @@ class ColumnMap(_Strict):
     #: an LGD, CCF or EAD model's estimate without its downturn component, reported beside
     #: the estimate (``backtest_mean_estimate_without_downturn``)
     downturn: str | None = None
+    #: a CCF model's flag of the facilities under the EAD approach (1 or true): left out of the
+    #: back-test and counted (M_EAD; ``ead_approach_share``)
+    ead_approach: str | None = None
     #: the identity that links an obligor's snapshots on two score dates (rating migration);
     #: default: ``id``
     obligor: str | None = None

@@ -39,7 +39,7 @@ from riskmon.store import MetricStore, RunRecord
 #: the formats ``riskmon export`` writes
 FORMATS = ("xlsx", "csv")
 #: figures only a CCF (or EAD) model's run stores, and those of any continuous-target model
-_CCF_ONLY = frozenset({"floored_share", "exposure_weighted_mean"})
+_CCF_ONLY = frozenset({"floored_share", "exposure_weighted_mean", "ead_approach_share"})
 _CONTINUOUS_PREFIXES = ("backtest_", "gauc", "estimate_psi")
 
 

@@ -298,6 +298,13 @@ CCF = Area(
                     "exposure_weighted_mean",
                     "exposure_weighted_mean",
                 ),
+                Column(
+                    "M_EAD share",
+                    "share of facilities under the EAD approach, left out of the CCF back-test "
+                    "(columns.ead_approach; whole population)",
+                    "ead_approach_share",
+                    "ead_approach_share",
+                ),
                 *(
                     Column(
                         name.removeprefix("realised_"),

@@ -274,6 +274,20 @@ def _ccf_grid(tables: RunTables, segment: str) -> list[FigureRecord]:
     return out
 
 
+def _ead_approach(tables: RunTables, table: BacktestTable) -> FigureRecord | None:
+    """A CCF model's share of facilities under the EAD approach (``columns.ead_approach``),
+    left out of its back-test: M_EAD over M_EAD and the facilities back-tested (open or
+    closed); None without the column."""
+    excluded = tables.exclusions(PERFORMANCE)
+    if excluded is None or excluded.ead_approach is None:
+        return None
+    m_ead = excluded.ead_approach
+    total = m_ead + float(table.facilities.sum())
+    value = m_ead / total if total > 0 else None
+    params = {"ead_approach": m_ead, "facilities": int(total)}
+    return _record("ead_approach_share", value, "no facility in the period", params, "", ALL)
+
+
 def _excluded(tables: RunTables, table: BacktestTable, segment: str) -> FigureRecord:
     """The share of the facilities read that the back-test leaves out: open recoveries,
     missing estimates (M_miss) and other exclusions (M_ex), over M."""
@@ -289,6 +303,8 @@ def _excluded(tables: RunTables, table: BacktestTable, segment: str) -> FigureRe
             + (excluded.out_of_range or 0),
             "read": excluded.read,
         }
+        if excluded.ead_approach is not None:
+            params["ead_approach"] = excluded.ead_approach
         total = float(excluded.read)
     left_out = total - float(table.closed.sum())
     value = left_out / total if total > 0 else None
@@ -315,6 +331,8 @@ def compute(tables: RunTables) -> list[FigureRecord]:
         figures.append(_excluded(tables, table, segment))
         if tables.model.kind == "ccf" and tables.has(PERFORMANCE, BACKTEST_FLOOR, segment):
             figures += _ccf_grid(tables, segment)
+        if segment == ALL and (m_ead := _ead_approach(tables, table)) is not None:
+            figures.append(m_ead)
     return figures
 
 

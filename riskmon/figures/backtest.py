@@ -262,6 +262,11 @@ _SPECS = (
     ("excluded_share", "share of facilities not back-tested", False),
     ("exposure_weighted_mean", "exposure-weighted mean realised value (CCF, EAD)", False),
     ("floored_share", "share of realised CCFs below 0, floored at 0 (CCF)", False),
+    (
+        "ead_approach_share",
+        "share of facilities under the EAD approach, not back-tested (CCF, M_EAD)",
+        False,
+    ),
     *(
         (
             name,

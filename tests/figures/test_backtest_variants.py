@@ -194,3 +194,37 @@ def test_a_quantile_beyond_the_grid_is_not_available_saying_so(
     assert top.value is None
     assert top.reason == "the quantile lies above 2, outside the grid"
     assert figures[("realised_p50", "", "")].value is not None
+
+
+def test_a_ccf_models_facilities_under_the_ead_approach_are_left_out_and_counted(
+    database: tuple[str, str], sqlite_store: MetricStore
+) -> None:
+    """``columns.ead_approach``: flagged facilities (true) are not back-tested — the t-test is
+    scipy's on the others — and ``ead_approach_share`` is M_EAD over the facilities read."""
+    _, url = database
+    frame = _book(11)
+    rng = np.random.default_rng(11)
+    frame["ead_approach"] = pd.array(rng.random(len(frame)) < 0.2, dtype="boolean")
+    frame.loc[frame.index[:5], "ead_approach"] = pd.NA  # not flagged
+    columns = {**COLUMNS, "segments": ["book"], "ead_approach": "ead_approach"}
+    figures = _run(url, sqlite_store, frame, kind="ccf", columns=columns)
+    period = frame[frame["closed_on"] == CLOSED]
+    flagged = period["ead_approach"].fillna(False).astype(bool)
+    tested = _closed(period[~flagged])
+    for segment, part in _segments(tested, "book"):
+        d = part["lgd_realised"] - part["lgd_estimate"]
+        want = ttest_1samp(d, 0.0, alternative="greater")
+        assert figures[("backtest_n", "", segment)].value == len(part)
+        assert figures[("backtest_p", "", segment)].value == pytest.approx(want.pvalue, rel=1e-9)
+    share = figures[("ead_approach_share", "", "")]
+    with_estimate = period["lgd_estimate"].notna()
+    m_ead = int((flagged & with_estimate).sum())
+    assert share.params == {"ead_approach": m_ead, "facilities": int(with_estimate.sum())}
+    assert share.value == pytest.approx(m_ead / with_estimate.sum(), rel=1e-12)
+    assert figures[("excluded_share", "", "")].params["ead_approach"] == m_ead
+
+
+def test_the_ead_approach_flag_is_a_ccf_models() -> None:
+    columns = {**COLUMNS, "ead_approach": "flag"}
+    with pytest.raises(ConfigError, match=r"columns\.ead_approach: only for a model of kind"):
+        lgd_model("sqlite:///x.db", columns=columns)
