@@ -147,20 +147,26 @@ def test_a_statement_past_the_time_limit_is_cancelled_and_said_so(spark: SparkSe
         update={
             "source": model.source.model_copy(
                 # riskmon's own deadline far away: Spark's cancel, not riskmon's, ends the
-                # statement even when a loaded machine starves the JVM for a minute
-                update={"statement_timeout_seconds": 1.0, "read_deadline_seconds": 240.0}
+                # statement even when a loaded machine starves the JVM for a minute. The limit
+                # is 10 s, not 1 s: Spark cancels the statement's jobs, and a limit that passes
+                # while a starved JVM still plans the query cancels nothing (riskmon's own
+                # deadline is what ends such a statement)
+                update={"statement_timeout_seconds": 10.0, "read_deadline_seconds": 240.0}
             )
         }
     )
-    # a cross join of 10^10 rows takes minutes on two cores; Spark cancels it after 1 s
-    slow = "SELECT sum(a.id * b.id) FROM range(100000) a CROSS JOIN range(100000) b"
+    # a cross join of 10^11 rows takes many minutes on two cores; Spark cancels it after 10 s
+    slow = (
+        "SELECT count(*) FROM range(1000000) a CROSS JOIN range(100000) b "
+        "WHERE pmod(a.id * 7 + b.id, 11) = 3"
+    )
     with (
         Source(model) as source,
         pytest.raises(SourceError) as caught,
         source.reading() as connection,
     ):
         connection.exec_driver_sql(slow).all()
-    assert "ran longer than statement_timeout_seconds=1 and was cancelled" in str(caught.value)
+    assert "ran longer than statement_timeout_seconds=10 and was cancelled" in str(caught.value)
 
 
 def test_a_missing_table_is_named_without_the_stack_trace(spark: SparkServer) -> None:
