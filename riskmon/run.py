@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from riskmon.baseline import CollectedRun, FrozenBins, RunBaseline, for_run
+from riskmon.cells import day_plan, keep_cells
 from riskmon.collect import ALL, CollectedTables, Source, Strategy, collect
 from riskmon.config import ModelConfig, RiskmonConfig, model_fingerprint
 from riskmon.errors import RiskmonError, describe_failure
@@ -130,21 +131,21 @@ def run_model(
     heartbeat_seconds: float = HEARTBEAT_SECONDS,
     force: bool = False,
     notify: bool = True,
+    full: bool = False,
 ) -> RunOutcome:
     """Run ``model`` as of ``as_of`` and store the result; never raises for a failed run.
 
     A date that has succeeded already is not computed again (the outcome is ``done``) unless
     ``force``. With ``notify``, the deliveries due to the model's channels are queued with the
-    stored run, for :func:`riskmon.notify.notify_run` (or the next process) to send.
+    stored run, for :func:`riskmon.notify.notify_run` (or the next process) to send. The
+    windows' days read before (:mod:`riskmon.cells`) are not read again unless ``full``.
     """
     owner = default_owner()
     beyond = beyond_calendar(model, as_of)
     if beyond is not None:  # nothing to claim: no run of that date can exist
         log.error("%s as of %s: %s", model.name, as_of, beyond)
         return RunOutcome(model.name, as_of, "failed", error=beyond)
-    record = planned_record(
-        model, as_of
-    )  # None when the dates cannot be planned: the run fails below
+    record = planned_record(model, as_of)  # None when the dates cannot be planned: fails below
     claimed = _claim(model, as_of, store, owner, record, force=force)
     if isinstance(claimed, RunOutcome):
         return claimed
@@ -160,12 +161,14 @@ def run_model(
             with Source(model) as source:
                 record = replace(record, snapshot=source.snapshot)
                 baseline = for_run(model, source, store, plan)
+                days = day_plan(model, store, baseline.request, full=full)
                 collected = collect(
                     source,
                     baseline.request,
                     strategy=strategy,
                     migrations=baseline.migrations,
                     vintages=baseline.vintages,
+                    days=None if days is None else days.plan,
                 )
                 provenance = run_provenance(model, source, collected, baseline.stored)
             figures, bins = compute_run(model, collected, baseline.bins, baseline.frozen)
@@ -184,6 +187,7 @@ def run_model(
                 notify=due_channels(model, store, as_of, state) if notify else None,
                 provenance=provenance,
             )
+        keep_cells(store, model, days, collected)
     except RunInProgressError as exc:  # taken over while it ran: the new owner's results stand
         log.warning("%s as of %s: %s", model.name, as_of, exc)
         return RunOutcome(model.name, as_of, "skipped", run_id=run_id, error=str(exc))
@@ -339,6 +343,7 @@ def run_models(
     report: bool = True,
     notify: bool = True,
     force: bool = False,
+    full: bool = False,
 ) -> list[RunOutcome]:
     """Run each named model (every model when ``names`` is empty), one after the other.
 
@@ -351,7 +356,7 @@ def run_models(
     outcomes = []
     for model in models:
         outcome = run_model(
-            model, as_of, store=store, strategy=strategy, force=force, notify=notify
+            model, as_of, store=store, strategy=strategy, force=force, notify=notify, full=full
         )
         if report and outcome.run_id is not None and outcome.status in ("succeeded", "failed"):
             path, error = _render_report(config, store, outcome)

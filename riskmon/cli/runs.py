@@ -35,6 +35,13 @@ _STRATEGY_OPTION = click.option(
 )
 
 
+_FULL_OPTION = click.option(
+    "--full",
+    is_flag=True,
+    help="Read every day of the windows from the source, not only the days not read before "
+    "and the newest source.restatement_days (the days' sums kept in the store are replaced).",
+)
+
 _FORCE_OPTION = click.option(
     "--force",
     is_flag=True,
@@ -146,6 +153,7 @@ def backfill_dates(model: ModelConfig, start: dt.date, end: dt.date, every: str)
 )
 @_STRATEGY_OPTION
 @_FORCE_OPTION
+@_FULL_OPTION
 @click.pass_obj
 @abandoned_on_signal("riskmon run")
 def run_command(
@@ -156,6 +164,7 @@ def run_command(
     fail_on: str | None,
     strategy: str,
     force: bool,
+    full: bool,
 ) -> None:
     """Run MODELS (default: every model) as of a date: collect, compute, evaluate, store.
 
@@ -180,6 +189,7 @@ def run_command(
             store=store,
             strategy=strategy,  # type: ignore[arg-type]
             force=force,
+            full=full,
         )
     if fmt == "json":
         click.echo(json.dumps([o.summary() for o in outcomes], indent=2, default=str))
@@ -209,6 +219,7 @@ def run_command(
 )
 @_STRATEGY_OPTION
 @_FORCE_OPTION
+@_FULL_OPTION
 @click.pass_obj
 @abandoned_on_signal("riskmon backfill")
 def backfill_command(
@@ -219,6 +230,7 @@ def backfill_command(
     every: str,
     strategy: str,
     force: bool,
+    full: bool,
 ) -> None:
     """Run MODEL as of every date from --from to --to, oldest first, with a progress bar."""
     from rich.console import Console
@@ -259,6 +271,7 @@ def backfill_command(
                 strategy=strategy,  # type: ignore[arg-type]
                 notify=day == dates[-1],
                 force=force,
+                full=full,
             )
             outcomes.append(outcome)
             progress.advance(task)

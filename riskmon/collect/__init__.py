@@ -9,6 +9,7 @@ strategy returns the same tables on the same data.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import replace
 from typing import Literal
 
@@ -24,6 +25,7 @@ from riskmon.collect.checks import (
     missing_in_bins,
     overflowing_sum,
 )
+from riskmon.collect.days import DayCells, DayPlan, merge, split
 from riskmon.collect.engines import PROFILES, EngineProfile, profile_for
 from riskmon.collect.migration import MigrationRequest
 from riskmon.collect.migration_tables import Migrations, MigrationTables
@@ -33,6 +35,7 @@ from riskmon.collect.selection import (
     disjoint_groups,
     duplicate_counts,
     exclusion_counts,
+    invalid_pd_counts,
     numeric_columns,
     text_counts,
     usable_rows,
@@ -81,42 +84,81 @@ def collect(
     strategy: Strategy = "auto",
     migrations: MigrationRequest | None = None,
     vintages: VintageRequest | None = None,
+    days: DayPlan | None = None,
 ) -> CollectedTables:
     """Every count table ``request`` asks for, read from ``source``; with ``migrations``, the
     obligors' migrations too, and with ``vintages`` the vintage curves (always a pushed-down
     ``GROUP BY``, :mod:`.vintages`), read in the same transaction (so on one snapshot where
-    the engine gives one)."""
+    the engine gives one). With ``days``, only the fresh days are read and the stored days'
+    cells added (:mod:`.days`); the fresh days' cells come back as ``day_cells``."""
     loans = source.check_columns(_request_columns(request))
     chosen = _resolve(strategy, source.engine.dialect.name, source.profile)
     tally = None
+    read = request if days is None else days.reading(request)
     with source.reading() as connection:
-        _refuse_text_target(source, connection, loans, request)
-        if chosen == "stream":
-            try:
-                aggregate, invalid_weights = stream.run(connection, loans, request)
-            except ColumnDataError as exc:
-                column = _column(source, exc.column, request)
-                raise source.error(str(exc), column=column) from None
-        else:
-            assert chosen != "auto"
-            if source.profile.text_in_numbers:
-                _refuse_text(source, connection, loans, request)
-            aggregate, invalid_weights = pushdown.run(
-                connection, loans, request, chosen, source.profile
-            )
+        _refuse_text_target(source, connection, loans, read)
+        aggregate, invalid_weights = _aggregate(source, connection, loans, read, chosen)
         if migrations is not None:
             tally = _migrations(source, connection, loans, migrations, chosen)
         curves = {} if vintages is None else vintage_pass(connection, loans, vintages)
-        excluded = _exclusions(connection, loans, request, source.profile)
+        excluded = _exclusions(connection, loans, read, source.profile)
+        invalid_pd = {} if days is None else _invalid_pds(connection, loans, read)
         levels = census(connection, loans, request)
+    fresh: dict[tuple[str, dt.date], DayCells] = {}
+    if days is not None:
+        fresh = split(aggregate, excluded, read.populations, invalid_pd)
+        merged, excluded = merge(request.populations, {**days.stored, **fresh})
+        if request.pd is not None and request.pd.strict:  # any fails the collect: as read
+            merged.invalid_pds = aggregate.invalid_pds
+        merged.invalid_targets = aggregate.invalid_targets
+        aggregate = merged
     _validate(source, request, aggregate, invalid_weights)
     _refuse_non_finite(source, request, excluded)
     tables = replace(
-        assemble(request, aggregate), exclusions=excluded, levels=levels, vintages=curves
+        assemble(request, aggregate),
+        exclusions=excluded,
+        levels=levels,
+        vintages=curves,
+        day_cells=fresh,
     )
     if tally is None:
         return tables
     return replace(tables, migrations=_checked(source, migrations, tally))
+
+
+def _aggregate(
+    source: Source,
+    connection: Connection,
+    loans: FromClause,
+    read: CollectRequest,
+    chosen: Strategy,
+) -> tuple[Aggregate, int]:
+    """The aggregate rows of ``read`` and the rows with an invalid weight, read with
+    ``chosen`` (none to read: nothing)."""
+    if not read.populations:
+        return Aggregate(), 0
+    if chosen == "stream":
+        try:
+            return stream.run(connection, loans, read)
+        except ColumnDataError as exc:
+            raise source.error(str(exc), column=_column(source, exc.column, read)) from None
+    assert chosen != "auto"
+    if source.profile.text_in_numbers:
+        _refuse_text(source, connection, loans, read)
+    return pushdown.run(connection, loans, read, chosen, source.profile)
+
+
+def _invalid_pds(connection: Connection, loans: FromClause, read: CollectRequest) -> dict[str, int]:
+    """Per day population, the loans whose PD is not one (a PD the collect does not refuse:
+    what the PD sums count over all populations, kept per day)."""
+    if read.pd is None or read.pd.strict or not any(v.sums for v in read.variables):
+        return {}
+    out: dict[str, int] = {}
+    for group in disjoint_groups(read.populations):
+        cols = QueryColumns(loans, read, group)
+        for code, n in connection.execute(invalid_pd_counts(cols)).all():
+            out[cols.population_name(code)] = int(n or 0)
+    return out
 
 
 def _refuse_non_finite(
@@ -358,6 +400,8 @@ __all__ = [
     "STRATEGIES",
     "CollectRequest",
     "CollectedTables",
+    "DayCells",
+    "DayPlan",
     "EngineProfile",
     "MigrationRequest",
     "MigrationTables",

@@ -117,6 +117,9 @@ class CollectRequest:
     #: a flag column: loans where it is 1 (true) are left out of every table and counted
     #: (:class:`Exclusions`' ``ead_approach``): a CCF model's facilities under the EAD approach
     ead_approach: str | None = None
+    #: each population is one score day, grouped on the score date in one statement per
+    #: disjoint group of days (:mod:`.days`)
+    by_day: bool = False
 
     def __post_init__(self) -> None:
         if self.target is None:

@@ -8,6 +8,7 @@ tag the same rows with the same population.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from sqlalchemy import (
     select,
 )
 
+from riskmon.collect.days import as_day, ranges
 from riskmon.collect.moments import moment_measures
 from riskmon.collect.request import CollectRequest, PdSource, Population, Variable
 
@@ -78,18 +80,26 @@ class QueryColumns:
         # rather than the population's name, because grouping on text costs more (DuckDB:
         # about a third of each GROUP BY, benchmarks/collect.md)
         self.population_names = [p.name for p in group]
-        self.population: ColumnElement[Any] = (
-            literal(0, Integer()).label("population")
-            if len(group) == 1
-            else case(
-                *(
-                    (p.window.contains(self.date), literal(i, Integer()))
-                    for i, p in enumerate(group)
-                )
-            ).label("population")
-        )
-        self.grouped_population = [] if len(group) == 1 else [self.population]
-        self.in_windows = or_(*(p.window.contains(self.date) for p in group))
+        self._by_day: dict[dt.date, str] | None = None
+        if request.by_day:
+            # day populations: the score date itself is grouped on, and read back as a day
+            self._by_day = {p.window.start: p.name for p in group}
+            self.population = self.date.label("population")
+            self.grouped_population = [self.population]
+            self.in_windows = or_(*(w.contains(self.date) for w in ranges(self._by_day)))
+        else:
+            self.population = (
+                literal(0, Integer()).label("population")
+                if len(group) == 1
+                else case(
+                    *(
+                        (p.window.contains(self.date), literal(i, Integer()))
+                        for i, p in enumerate(group)
+                    )
+                ).label("population")
+            )
+            self.grouped_population = [] if len(group) == 1 else [self.population]
+            self.in_windows = or_(*(p.window.contains(self.date) for p in group))
         score = c[request.score] if request.score else None
         self.flag = c[request.ead_approach] if request.ead_approach else None
         self.usable = usable_rows(
@@ -114,6 +124,8 @@ class QueryColumns:
 
     def population_name(self, code: Any) -> str:
         """The name of the population a row's ``population`` column codes."""
+        if self._by_day is not None:
+            return self._by_day[as_day(code)]
         return self.population_names[int(code)]
 
     def column(self, variable: Variable) -> ColumnElement[Any]:
@@ -325,6 +337,19 @@ def duplicate_counts(cols: QueryColumns, loan_id: ColumnElement[Any]) -> Select[
     )
     r = repeated.c
     return select(r.population, func.sum(r.n - literal(1, Integer()))).group_by(r.population)
+
+
+def invalid_pd_counts(cols: QueryColumns) -> Select[Any]:
+    """Per population, the used loans whose PD is NULL or outside [0, 1] (a day population's
+    share of what the PD sums' leading count counts over every population)."""
+    assert cols.pd is not None
+    valid = and_(cols.pd.is_not(None), cols.pd >= 0, cols.pd <= 1)
+    return (
+        select(cols.population, func.sum(case((valid, 0), else_=1)))
+        .select_from(cols.loans)
+        .where(cols.where)
+        .group_by(*cols.grouped_population)
+    )
 
 
 def pd_expression(column: ColumnElement[Any], source: PdSource) -> ColumnElement[Any]:

@@ -113,6 +113,8 @@ class CollectedTables:
     levels: dict[str, LevelCensus] = field(default_factory=dict)
     #: the vintage curves per segment, when they were asked for
     vintages: dict[str, VintageTable] = field(default_factory=dict)
+    #: the cells of the days a pass read by day (``riskmon.collect.days.DayCells``), to keep
+    day_cells: dict[tuple[str, Any], Any] = field(default_factory=dict)
 
     def table(self, population: str, variable: str, segment: str = ALL) -> CountTable:
         """The count table of ``variable`` in ``population`` (and ``segment``)."""

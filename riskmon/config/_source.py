@@ -81,6 +81,11 @@ class SourceConfig(_Strict):
     #: read a Delta table (Spark, Databricks) as of one version for the whole run: "latest"
     #: (the version current when the run starts, recorded with it), a version or a time
     pin: Pin | None = None
+    #: keep each score day's sums in the metric store and read, each run, only the days not
+    #: summed before and the newest ``restatement_days`` of each window (late or corrected
+    #: rows); false, every run reads its windows in full (as ``riskmon run --full`` does)
+    incremental: bool = True
+    restatement_days: int = Field(default=7, ge=0)
     _unset_variables: tuple[str, ...] = PrivateAttr(default=())
 
     @field_validator("pin", mode="before")

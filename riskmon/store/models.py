@@ -387,3 +387,20 @@ class Delivery(Base):
     last_error: Mapped[str | None] = mapped_column(Text)
     last_attempt_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     sent_at: Mapped[dt.datetime | None] = mapped_column()
+
+
+class DayCell(Base):
+    """A model's collect sums for one population on one score day (``riskmon.collect.days``):
+    what a later run adds instead of reading the day again. ``digest`` fingerprints what the
+    sums depend on (columns, bins, baseline); cells of another digest are not used."""
+
+    __tablename__ = "day_cells"
+    __table_args__ = (UniqueConstraint("model_id", "population", "day"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"))
+    population: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    day: Mapped[dt.date] = mapped_column(Date)
+    digest: Mapped[str] = mapped_column(String(64))
+    cells: Mapped[dict[str, Any]] = mapped_column()
+    read_at: Mapped[dt.datetime] = mapped_column(default=utcnow)

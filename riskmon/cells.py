@@ -1,0 +1,69 @@
+"""A run's daily cells: which days it reads, and keeping the days it read.
+
+:func:`day_plan` looks up the cells the metric store holds for the run's windows
+(:mod:`riskmon.collect.days`: per population and score day, for the request's digest) and
+chooses the days to read: those without a cell, and the newest ``source.restatement_days`` of
+each window. :func:`keep_cells` stores the days the run read once the run itself is stored,
+in a transaction of its own; a failure there is logged and costs the next run a reading.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from riskmon.collect import CollectedTables, CollectRequest
+from riskmon.collect.days import DayCells, DayPlan, fresh_days, request_digest
+from riskmon.config import ModelConfig
+from riskmon.errors import StoreError
+from riskmon.store import MetricStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RunDays:
+    """A run's reading by day: the cells' digest and the plan."""
+
+    digest: str
+    plan: DayPlan
+
+
+def day_plan(
+    model: ModelConfig, store: MetricStore, request: CollectRequest, *, full: bool = False
+) -> RunDays | None:
+    """The days ``request`` reads and the stored cells of the others; with ``full``, every
+    day is read (and kept). None: the model reads its windows whole (``source.incremental``
+    off)."""
+    if not model.source.incremental:
+        return None
+    digest = request_digest(request)
+    windows = {p.name: (p.window.start, p.window.end) for p in request.populations}
+    rows = {} if full else store.day_cells(model.name, digest, windows)
+    fresh = {
+        p.name: fresh_days(
+            p.window,
+            [day for name, day in rows if name == p.name],
+            model.source.restatement_days,
+            full=full,
+        )
+        for p in request.populations
+    }
+    reread = {(name, day) for name, days in fresh.items() for day in days}
+    stored = {key: DayCells.from_json(data) for key, data in rows.items() if key not in reread}
+    return RunDays(digest, DayPlan(fresh, stored))
+
+
+def keep_cells(
+    store: MetricStore, model: ModelConfig, days: RunDays | None, collected: CollectedTables
+) -> None:
+    """Store the cells of the days the run read (nothing when it read none by day)."""
+    if days is None or not collected.day_cells:
+        return
+    try:
+        rows = {key: cells.to_json() for key, cells in collected.day_cells.items()}
+        store.keep_day_cells(model.name, days.digest, rows)
+    except (StoreError, TypeError) as exc:  # another process kept them first; a key JSON lacks
+        log.warning(
+            "%s: the days read were not kept (%s); a later run reads them again", model.name, exc
+        )

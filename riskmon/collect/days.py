@@ -1,0 +1,270 @@
+"""Daily cells: a collect pass's sums kept per population and score day, so that a run reads
+only the days it has not summed before.
+
+Everything a count table holds is a sum over loans — rows, weights, PD sums, the target's
+moments, the loans read and left out, the used loans repeating an id and score date (within
+one day) — so a window's tables are the sums of its days' cells. A pass reads its *fresh* days
+(:func:`fresh_days`: the days without a stored cell, and the newest ``restatement_days`` of
+each window, re-read for late or corrected rows) in one statement per disjoint group of days,
+grouped on the score date (:class:`~riskmon.collect.selection.QueryColumns` in day mode), and
+:func:`merge` adds the stored days' cells.
+
+A cell is keyed by the population it was read for (``current``, ``performance``, ...): a day
+read for the performance cohort holds the labels as they were when the cohort's outcome window
+closed (or during its restatement days), not the labels the day had as a current population.
+
+A cell serialises to JSON (:meth:`DayCells.to_json`): its keys' values tagged where JSON has
+no type of its own (dates, decimals, non-finite floats), so a key reads back equal.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import hashlib
+import math
+import pickle
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from riskmon.collect.request import CollectRequest, Population
+from riskmon.collect.tables import Aggregate, Key
+from riskmon.plan import ONE_DAY, DateWindow
+from riskmon.records import Exclusions
+
+#: between a population's name and its day in a day population's name: ``current@2024-03-31``
+SEPARATOR = "@"
+
+#: a cell's key without its population: (variable, segment values, label, key)
+CellKey = tuple[str, tuple[Any, ...], Any, Any]
+
+
+def day_population(population: Population, day: dt.date) -> Population:
+    """The loans of ``population`` scored on ``day``."""
+    return Population(
+        f"{population.name}{SEPARATOR}{day}", DateWindow(day, day), population.labeled
+    )
+
+
+def split_name(name: str) -> tuple[str, dt.date]:
+    """(population, day) of a day population's name."""
+    population, _, day = name.rpartition(SEPARATOR)
+    return population, dt.date.fromisoformat(day)
+
+
+def as_day(value: Any) -> dt.date:
+    """The day of a score date as a driver returns it (a date, a timestamp, ISO text)."""
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str):
+        return dt.date.fromisoformat(value[:10])
+    to_date = getattr(value, "date", None)  # pandas' Timestamp, numpy's datetime64 wrappers
+    if callable(to_date):
+        day = to_date()
+        if isinstance(day, dt.date):
+            return day
+    raise TypeError(f"expected a score date, got {value!r}")
+
+
+def days_of(window: DateWindow) -> list[dt.date]:
+    """Every day of ``window``, oldest first."""
+    return [
+        window.start + dt.timedelta(days=i) for i in range((window.end - window.start).days + 1)
+    ]
+
+
+def ranges(days: Iterable[dt.date]) -> list[DateWindow]:
+    """``days`` as the fewest windows of consecutive days."""
+    out: list[DateWindow] = []
+    for day in sorted(set(days)):
+        if out and out[-1].end + ONE_DAY == day:
+            out[-1] = DateWindow(out[-1].start, day)
+        else:
+            out.append(DateWindow(day, day))
+    return out
+
+
+def fresh_days(
+    window: DateWindow, stored: Iterable[dt.date], restatement_days: int, *, full: bool = False
+) -> list[dt.date]:
+    """The days of ``window`` a pass reads: every day with ``full``; else the days without a
+    stored cell and the window's newest ``restatement_days`` (late or corrected rows)."""
+    days = days_of(window)
+    if full:
+        return days
+    have = set(stored)
+    newest = window.end - dt.timedelta(days=restatement_days)
+    return [d for d in days if d not in have or d > newest]
+
+
+def request_digest(request: CollectRequest) -> str:
+    """A fingerprint of everything a day's cells depend on but its population's window: the
+    columns, variables and their frozen bins, the PD, the target, the exclusions. Cells of
+    another digest (a baseline frozen again, a bin changed, a column renamed) are not used."""
+    payload = pickle.dumps(replace(request, populations=()), protocol=5)
+    return hashlib.sha256(payload).hexdigest()
+
+
+@dataclass
+class DayCells:
+    """One population's sums on one score day."""
+
+    cells: dict[CellKey, list[float]] = field(default_factory=dict)
+    sums: dict[CellKey, list[float]] = field(default_factory=dict)
+    moments: dict[CellKey, list[float]] = field(default_factory=dict)
+    exclusions: Exclusions | None = None
+    #: used loans whose PD was NULL or outside [0, 1] (a PD not checked loan by loan)
+    invalid_pd: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cells": [[_tag_key(k), v[0], v[1]] for k, v in self.cells.items()],
+            "sums": [[_tag_key(k), _floats(v)] for k, v in self.sums.items()],
+            "moments": [[_tag_key(k), _floats(v)] for k, v in self.moments.items()],
+            "exclusions": None if self.exclusions is None else vars(self.exclusions),
+            "invalid_pd": self.invalid_pd,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> DayCells:
+        excluded = data.get("exclusions")
+        return cls(
+            cells={_untag_key(k): [int(n), float(w)] for k, n, w in data["cells"]},
+            sums={_untag_key(k): _unfloats(v) for k, v in data["sums"]},
+            moments={_untag_key(k): _unfloats(v) for k, v in data["moments"]},
+            exclusions=None if excluded is None else Exclusions(**excluded),
+            invalid_pd=int(data.get("invalid_pd", 0)),
+        )
+
+
+def split(
+    aggregate: Aggregate,
+    exclusions: Mapping[str, Exclusions],
+    read: Sequence[Population],
+    invalid_pd: Mapping[str, int],
+) -> dict[tuple[str, dt.date], DayCells]:
+    """The cells of every day population in ``read`` (one without a loan: empty cells)."""
+    out = {
+        split_name(p.name): DayCells(
+            exclusions=exclusions.get(p.name), invalid_pd=invalid_pd.get(p.name, 0)
+        )
+        for p in read
+    }
+    for (population, *rest), (n, w) in aggregate.cells.items():
+        out[split_name(population)].cells[tuple(rest)] = [int(n), float(w)]
+    for (population, *rest), values in aggregate.sums.items():
+        out[split_name(population)].sums[tuple(rest)] = [float(v) for v in values]
+    for (population, *rest), values in aggregate.moments.items():
+        out[split_name(population)].moments[tuple(rest)] = [float(v) for v in values]
+    return out
+
+
+def merge(
+    populations: Sequence[Population], days: Mapping[tuple[str, dt.date], DayCells]
+) -> tuple[Aggregate, dict[str, Exclusions]]:
+    """The aggregate and exclusions of ``populations``, summed from their days' cells (every
+    day of every window must be in ``days``); the invalid PDs of all days under the key ``""``
+    (as the PD sums count them: over every population)."""
+    aggregate = Aggregate()
+    excluded: dict[str, Exclusions] = {}
+    for population in populations:
+        name = population.name
+        for day in days_of(population.window):
+            cell = days[(name, day)]
+            if cell.invalid_pd:
+                aggregate.count_invalid_pd("", cell.invalid_pd)
+            for key, (n, w) in cell.cells.items():
+                aggregate.add((name, *key), int(n), w)
+            for held, source in ((aggregate.sums, cell.sums), (aggregate.moments, cell.moments)):
+                for key, values in source.items():
+                    full: Key = (name, *key)
+                    before = held.get(full)
+                    array = np.asarray(values, dtype=np.float64)
+                    held[full] = array if before is None else before + array
+            if cell.exclusions is not None:
+                excluded[name] = _add(excluded.get(name), cell.exclusions)
+    return aggregate, excluded
+
+
+def _add(total: Exclusions | None, day: Exclusions) -> Exclusions:
+    if total is None:
+        return day
+    summed: dict[str, Any] = {}
+    for name, value in vars(day).items():
+        before = getattr(total, name)
+        summed[name] = None if value is None and before is None else (before or 0) + (value or 0)
+    return Exclusions(**summed)
+
+
+# ----------------------------------------------------------------------- JSON of cell keys
+def _tag(value: Any) -> Any:
+    """``value`` as JSON: as itself where JSON keeps its type, else a tagged list."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else ["f", repr(value)]
+    if isinstance(value, dt.datetime):
+        return ["t", value.isoformat()]
+    if isinstance(value, dt.date):
+        return ["d", value.isoformat()]
+    if isinstance(value, decimal.Decimal):
+        return ["D", str(value)]
+    if isinstance(value, np.generic):
+        return _tag(value.item())
+    raise TypeError(f"cannot keep a cell keyed {value!r} ({type(value).__name__})")
+
+
+def _untag(value: Any) -> Any:
+    if not isinstance(value, list):
+        return value
+    kind, text = value
+    if kind == "f":
+        return float(text)
+    if kind == "t":
+        return dt.datetime.fromisoformat(text)
+    if kind == "d":
+        return dt.date.fromisoformat(text)
+    return decimal.Decimal(text)
+
+
+def _tag_key(key: CellKey) -> list[Any]:
+    variable, segments, label, value = key
+    return [variable, [_tag(s) for s in segments], _tag(label), _tag(value)]
+
+
+def _untag_key(data: Sequence[Any]) -> CellKey:
+    variable, segments, label, value = data
+    return (variable, tuple(_untag(s) for s in segments), _untag(label), _untag(value))
+
+
+def _floats(values: Any) -> list[Any]:
+    return [_tag(float(v)) for v in np.asarray(values, dtype=np.float64).tolist()]
+
+
+def _unfloats(values: Sequence[Any]) -> list[float]:
+    return [float(_untag(v)) for v in values]
+
+
+@dataclass(frozen=True)
+class DayPlan:
+    """What a pass reads by day: each population's fresh days, and the stored cells of the
+    other days of its window."""
+
+    fresh: Mapping[str, Sequence[dt.date]]
+    stored: Mapping[tuple[str, dt.date], DayCells]
+
+    def reading(self, request: CollectRequest) -> CollectRequest:
+        """``request`` over the fresh days only, one day population each."""
+        populations = [
+            day_population(p, day) for p in request.populations for day in self.fresh[p.name]
+        ]
+        return replace(request, populations=populations, by_day=True)
+
+    @property
+    def n_fresh(self) -> int:
+        return sum(len(days) for days in self.fresh.values())

@@ -1,0 +1,228 @@
+"""Daily cells: a run that reads only its fresh days stores what a run reading its windows in
+full stores — figures, bins and alerts — night after night, on every engine, while late rows
+arrive and rows are corrected within the restatement days; and a store upgraded from the
+release before the cells reads incrementally from its next run on."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import text
+
+from riskmon.collect.days import DayCells, fresh_days, ranges
+from riskmon.plan import DateWindow
+from riskmon.records import Exclusions
+from riskmon.run import run_model
+from riskmon.store import MetricStore, upgrade
+from riskmon.store.engine import store_engine
+
+from ..collect.loans import load, loan_frame, model_config
+
+NIGHTS = [dt.date(2025, 3, d) for d in (3, 4, 5, 9, 10)]
+
+
+def _store(path: Path) -> MetricStore:
+    engine = store_engine(f"sqlite:///{path}")
+    upgrade(engine)
+    return MetricStore(engine)
+
+
+def _night(frame: pd.DataFrame, night: dt.date, rng: np.random.Generator) -> pd.DataFrame:
+    """The book on ``night``: loans scored in its last days arrive late, and rows of the
+    current window's and the performance cohort's newest days are corrected."""
+    late = loan_frame(int(rng.integers(1 << 30)), n=60)
+    late["loan_id"] += int(frame["loan_id"].max()) + 1
+    late["score_date"] = [night - dt.timedelta(days=int(d)) for d in rng.integers(0, 6, 60)]
+    book = pd.concat([frame, late], ignore_index=True)
+    dates = pd.to_datetime(book["score_date"]).dt.date
+    cohort_end = dt.date(2025, 2, night.day) if night.day <= 28 else dt.date(2025, 2, 28)
+    for end in (night, cohort_end):
+        recent = (dates > end - dt.timedelta(days=6)) & (dates <= end)
+        changed = recent & (rng.random(len(book)) < 0.3)
+        book.loc[changed, "pd_score"] = np.round(rng.beta(2, 8, int(changed.sum())), 2)
+        book.loc[changed, "bad"] = pd.array(rng.integers(0, 2, int(changed.sum())), dtype="Int64")
+        book.loc[changed, "exposure"] = np.round(rng.gamma(2.0, 500.0, int(changed.sum())), 2)
+    return book
+
+
+def _stored(store: MetricStore, model: str, day: dt.date) -> dict[str, Any]:
+    run = store.run(model, day)
+    assert run is not None
+    assert run.status == "succeeded", run.error
+    return {
+        "figures": {
+            (f.name, f.population, f.variable, f.segment): f for f in store.figures(run.id)
+        },
+        "bins": sorted(store.bins(run.id), key=repr),
+        "alerts": sorted(
+            (a.rule, a.variable, a.segment, str(a.status)) for a in store.alerts(run.id)
+        ),
+        "counts": (run.n_current, run.n_matured, run.n_unmatured),
+    }
+
+
+def _same_value(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def _assert_same(incremental: dict[str, Any], full: dict[str, Any], night: dt.date) -> None:
+    assert incremental["counts"] == full["counts"], night
+    assert incremental["figures"].keys() == full["figures"].keys(), night
+    for key, figure in full["figures"].items():
+        other = incremental["figures"][key]
+        assert _same_value(other.value, figure.value), (night, key, other.value, figure.value)
+        assert other.reason == figure.reason, (night, key)
+    assert incremental["alerts"] == full["alerts"], night
+    assert len(incremental["bins"]) == len(full["bins"]), night
+    for a, b in zip(incremental["bins"], full["bins"], strict=True):
+        assert (a.variable, a.segment, a.label) == (b.variable, b.segment, b.label), night
+        for name in ("n_current", "n_baseline", "bad_rate", "woe", "psi_term"):
+            if hasattr(a, name):
+                assert _same_value(getattr(a, name), getattr(b, name)), (night, a, b, name)
+
+
+def test_nightly_incremental_runs_store_what_full_runs_store(
+    database: tuple[str, str], tmp_path: Path
+) -> None:
+    _, url = database
+    model = model_config(url, performance_window="1 month")
+    rng = np.random.default_rng(31)
+    book = loan_frame(seed=31, n=2500)
+    incremental, full = _store(tmp_path / "incremental.db"), _store(tmp_path / "full.db")
+    for night in NIGHTS:
+        book = _night(book, night, rng)
+        load(url, book)
+        for store, whole in ((incremental, False), (full, True)):
+            outcome = run_model(model, night, store=store, notify=False, full=whole)
+            assert outcome.ok, outcome.error
+        _assert_same(
+            _stored(incremental, model.name, night), _stored(full, model.name, night), night
+        )
+    # the incremental store read each night only its fresh days: its cells cover both windows
+    last = NIGHTS[-1]
+    cells = incremental.day_cells(model.name, _digest_of(incremental), _windows(last))
+    assert {d for p, d in cells if p == "current"} == set(_days(dt.date(2025, 2, 11), last))
+
+
+def _windows(night: dt.date) -> dict[str, tuple[dt.date, dt.date]]:
+    """The run's current window (a month ending at ``night``)."""
+    return {"current": (dt.date(2025, 2, night.day + 1), night)}
+
+
+def _days(start: dt.date, end: dt.date) -> list[dt.date]:
+    return [start + dt.timedelta(days=i) for i in range((end - start).days + 1)]
+
+
+def _digest_of(store: MetricStore) -> str:
+    with store.engine.connect() as connection:
+        return str(connection.execute(text("SELECT DISTINCT digest FROM day_cells")).scalar_one())
+
+
+def test_a_night_reads_only_its_fresh_days(tmp_path: Path) -> None:
+    """After a first run, the next night's statements read the restatement days and the new
+    day of each window, not the windows: the loans read are counted per statement."""
+    url = f"sqlite:///{tmp_path / 'loans.db'}"
+    load(url, loan_frame(seed=5, n=3000))
+    model = model_config(url, performance_window="1 month")
+    store = _store(tmp_path / "store.db")
+    first = run_model(model, dt.date(2025, 3, 10), store=store, notify=False)
+    second = run_model(model, dt.date(2025, 3, 11), store=store, notify=False)
+    assert first.ok
+    assert second.ok
+    read = [
+        _rows_read(store, model.name, day) for day in (dt.date(2025, 3, 10), dt.date(2025, 3, 11))
+    ]
+    # the first run read both windows in full; the second only 8 days of each
+    assert read[1] < read[0] / 2, read
+
+
+def _rows_read(store: MetricStore, model: str, day: dt.date) -> int:
+    """The rows the run's statements returned, from its provenance."""
+    run = store.run(model, day)
+    assert run is not None
+    with store.engine.connect() as connection:
+        stored = connection.execute(
+            text("SELECT provenance FROM runs WHERE id = :id"), {"id": run.id}
+        ).scalar_one()
+    data = json.loads(stored) if isinstance(stored, str) else stored
+    return sum(int(s["rows"]) for s in data["statements"])
+
+
+def test_a_store_upgraded_from_the_release_before_reads_incrementally_on(tmp_path: Path) -> None:
+    """A store at the release before the cells (0008) is upgraded; its next run reads in full
+    and keeps its days, and the run after it reads only its fresh days."""
+    from riskmon.store.migrate import upgrade as upgrade_to
+
+    url = f"sqlite:///{tmp_path / 'loans.db'}"
+    load(url, loan_frame(seed=6, n=2000))
+    model = model_config(url, performance_window="1 month")
+    engine = store_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    upgrade_to(engine, revision="0008")
+    upgrade_to(engine)
+    store = MetricStore(engine)
+    assert run_model(model, dt.date(2025, 3, 10), store=store, notify=False).ok
+    with engine.connect() as connection:
+        assert connection.execute(text("SELECT count(*) FROM day_cells")).scalar_one() > 0
+    assert run_model(model, dt.date(2025, 3, 11), store=store, notify=False).ok
+    assert (
+        _rows_read(store, model.name, dt.date(2025, 3, 11))
+        < _rows_read(store, model.name, dt.date(2025, 3, 10)) / 2
+    )
+
+
+# ------------------------------------------------------------------------- the days module
+def test_fresh_days_are_the_unread_and_the_restatement_days() -> None:
+    window = DateWindow(dt.date(2025, 3, 1), dt.date(2025, 3, 31))
+    stored = _days(dt.date(2025, 3, 1), dt.date(2025, 3, 30))
+    assert fresh_days(window, stored, 7) == _days(dt.date(2025, 3, 25), dt.date(2025, 3, 31))
+    assert fresh_days(window, stored[:10] + stored[20:], 0) == [
+        *_days(dt.date(2025, 3, 11), dt.date(2025, 3, 20)),
+        dt.date(2025, 3, 31),
+    ]
+    assert fresh_days(window, stored, 7, full=True) == _days(window.start, window.end)
+    assert ranges([dt.date(2025, 1, 3), dt.date(2025, 1, 1), dt.date(2025, 1, 2)]) == [
+        DateWindow(dt.date(2025, 1, 1), dt.date(2025, 1, 3))
+    ]
+
+
+_values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**62), 2**62),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=8),
+    st.dates(),
+    st.datetimes().map(lambda d: d.replace(fold=0)),  # a driver's datetimes have no fold
+    st.decimals(allow_nan=False, allow_infinity=False, places=4),
+)
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(segment=_values, key=_values, label=st.sampled_from([None, 0, 1]), weight=st.floats(0, 1e9))
+def test_a_cell_reads_back_from_json_as_it_was(
+    segment: Any, key: Any, label: Any, weight: float
+) -> None:
+    cell_key = ("v", (segment,), label, key)
+    cells = DayCells(
+        cells={cell_key: [3, weight]},
+        sums={cell_key: [0.5, float("inf"), -0.0]},
+        exclusions=Exclusions(4, null_score=1, duplicates=None),
+    )
+    back = DayCells.from_json(json.loads(json.dumps(cells.to_json())))
+    ((k, v),) = back.cells.items()
+    assert v == [3, weight]
+    assert repr(k) == repr(cell_key)  # equal, and of the same types (NaN included)
+    assert back.sums[k] == [0.5, float("inf"), -0.0]
+    assert back.exclusions == cells.exclusions
