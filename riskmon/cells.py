@@ -2,13 +2,16 @@
 
 :func:`day_plan` looks up the cells the metric store holds for the run's windows
 (:mod:`riskmon.collect.days`: per population and score day, for the request's digest) and
-chooses the days to read: those without a cell, and the newest ``source.restatement_days`` of
-each window. :func:`keep_cells` stores the days the run read once the run itself is stored,
-in a transaction of its own; a failure there is logged and costs the next run a reading.
+chooses the days to read: those without a cell, and those whose cell was read before the day
+settled (``source.restatement_days`` after its outcome was due,
+:func:`riskmon.collect.days.fresh_days`). :func:`keep_cells` stores the days the run read once
+the run itself is stored, in a transaction of its own; a failure there is logged and costs the
+next run a reading.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from dataclasses import dataclass
 
@@ -21,11 +24,17 @@ from riskmon.store import MetricStore
 log = logging.getLogger(__name__)
 
 
+def reading_time() -> dt.datetime:
+    """Now, in UTC: when a run reads its source (the date its cells are kept as read on)."""
+    return dt.datetime.now(dt.timezone.utc)
+
+
 @dataclass(frozen=True)
 class RunDays:
-    """A run's reading by day: the cells' digest and the plan."""
+    """A run's reading by day: the cells' digest, when the run read, and the plan."""
 
     digest: str
+    read_at: dt.datetime
     plan: DayPlan
 
 
@@ -37,21 +46,25 @@ def day_plan(
     off)."""
     if not model.source.incremental:
         return None
+    read_at = reading_time()
     digest = request_digest(request)
     windows = {p.name: (p.window.start, p.window.end) for p in request.populations}
-    rows = {} if full else store.day_cells(model.name, digest, windows)
+    stored = {} if full else store.day_cells(model.name, digest, windows)
+    newest = max((p.window.end for p in request.populations), default=read_at.date())
     fresh = {
         p.name: fresh_days(
             p.window,
-            [day for name, day in rows if name == p.name],
-            model.source.restatement_days,
+            {day: read_on for (name, day), (_, read_on) in stored.items() if name == p.name},
+            # a cohort's days are due their labels this long after the current window's
+            lag_days=(newest - p.window.end).days,
+            restatement_days=model.source.restatement_days,
             full=full,
         )
         for p in request.populations
     }
     reread = {(name, day) for name, days in fresh.items() for day in days}
-    stored = {key: DayCells.from_json(data) for key, data in rows.items() if key not in reread}
-    return RunDays(digest, DayPlan(fresh, stored))
+    kept = {key: DayCells.from_json(data) for key, (data, _) in stored.items() if key not in reread}
+    return RunDays(digest, read_at, DayPlan(fresh, kept))
 
 
 def keep_cells(
@@ -62,7 +75,7 @@ def keep_cells(
         return
     try:
         rows = {key: cells.to_json() for key, cells in collected.day_cells.items()}
-        store.keep_day_cells(model.name, days.digest, rows)
+        store.keep_day_cells(model.name, days.digest, rows, read_at=days.read_at)
     except (StoreError, TypeError) as exc:  # another process kept them first; a key JSON lacks
         log.warning(
             "%s: the days read were not kept (%s); a later run reads them again", model.name, exc

@@ -90,16 +90,24 @@ def ranges(days: Iterable[dt.date]) -> list[DateWindow]:
 
 
 def fresh_days(
-    window: DateWindow, stored: Iterable[dt.date], restatement_days: int, *, full: bool = False
+    window: DateWindow,
+    read_on: Mapping[dt.date, dt.date],
+    *,
+    lag_days: int,
+    restatement_days: int,
+    full: bool = False,
 ) -> list[dt.date]:
-    """The days of ``window`` a pass reads: every day with ``full``; else the days without a
-    stored cell and the window's newest ``restatement_days`` (late or corrected rows)."""
+    """The days of ``window`` a pass reads: every day with ``full``; else each day without a
+    stored cell, and each whose cell was read (``read_on``: day -> the date it was read) before
+    the day *settled*: ``restatement_days`` after its loans' outcome was due (``lag_days``
+    after the day: 0 for the current population, the outcome window for a cohort), the time
+    late and corrected rows are given to arrive. A night re-reads its newest days until they
+    settle; a backfill of past dates reads each day once."""
     days = days_of(window)
     if full:
         return days
-    have = set(stored)
-    newest = window.end - dt.timedelta(days=restatement_days)
-    return [d for d in days if d not in have or d > newest]
+    settle = dt.timedelta(days=lag_days + restatement_days)
+    return [d for d in days if d not in read_on or read_on[d] < d + settle]
 
 
 def request_digest(request: CollectRequest) -> str:

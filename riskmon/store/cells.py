@@ -20,6 +20,8 @@ from riskmon.store._session import StoreSession
 
 #: (population, day) -> the cells as JSON (``riskmon.collect.days.DayCells.to_json``)
 CellRows = dict[tuple[str, dt.date], dict[str, Any]]
+#: (population, day) -> (the cells as JSON, the date (UTC) they were read)
+StoredCells = dict[tuple[str, dt.date], tuple[dict[str, Any], dt.date]]
 
 
 class DayCellStore(StoreSession):
@@ -27,9 +29,9 @@ class DayCellStore(StoreSession):
 
     def day_cells(
         self, model: str, digest: str, windows: Mapping[str, tuple[dt.date, dt.date]]
-    ) -> CellRows:
+    ) -> StoredCells:
         """The cells of ``digest`` stored for ``model`` on the days of each population's
-        window ``(first day, last day)``."""
+        window ``(first day, last day)``, each with the date it was read."""
         if not windows:
             return {}
         within = or_(
@@ -39,16 +41,23 @@ class DayCellStore(StoreSession):
             )
         )
         query = (
-            select(m.DayCell.population, m.DayCell.day, m.DayCell.cells)
+            select(m.DayCell.population, m.DayCell.day, m.DayCell.cells, m.DayCell.read_at)
             .join(m.Model, m.Model.id == m.DayCell.model_id)
             .where(m.Model.name == model, m.DayCell.digest == digest, within)
         )
         with self._session() as session:
-            return {(p, day): cells for p, day, cells in session.execute(query)}
+            return {
+                (p, day): (cells, read_at.date())
+                for p, day, cells, read_at in session.execute(query)
+            }
 
-    def keep_day_cells(self, model: str, digest: str, cells: CellRows) -> None:
-        """Keep ``cells`` for ``model``, replacing those stored for the same days, and drop
-        the model's cells of any other digest (bins or baseline changed: never used again)."""
+    def keep_day_cells(
+        self, model: str, digest: str, cells: CellRows, *, read_at: dt.datetime | None = None
+    ) -> None:
+        """Keep ``cells`` for ``model``, read at ``read_at`` (default now), replacing those
+        stored for the same days, and drop the model's cells of any other digest (bins or
+        baseline changed: never used again)."""
+        read_at = read_at or m.utcnow()
         if not cells:
             return
         with self._session() as session:
@@ -70,7 +79,12 @@ class DayCellStore(StoreSession):
                     )
             session.add_all(
                 m.DayCell(
-                    model_id=model_id, population=population, day=day, digest=digest, cells=data
+                    model_id=model_id,
+                    population=population,
+                    day=day,
+                    digest=digest,
+                    cells=data,
+                    read_at=read_at,
                 )
                 for (population, day), data in cells.items()
             )

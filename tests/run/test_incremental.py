@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import text
 
+from riskmon import cells
 from riskmon.collect.days import DayCells, fresh_days, ranges
 from riskmon.plan import DateWindow
 from riskmon.records import Exclusions
@@ -94,8 +95,10 @@ def _assert_same(incremental: dict[str, Any], full: dict[str, Any], night: dt.da
 
 
 def test_nightly_incremental_runs_store_what_full_runs_store(
-    database: tuple[str, str], tmp_path: Path
+    database: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Each night runs the morning after its as-of date, as a scheduled run does: its newest
+    days are not settled yet and are read again on the following nights."""
     _, url = database
     model = model_config(url, performance_window="1 month")
     rng = np.random.default_rng(31)
@@ -104,6 +107,8 @@ def test_nightly_incremental_runs_store_what_full_runs_store(
     for night in NIGHTS:
         book = _night(book, night, rng)
         load(url, book)
+        morning = dt.datetime.combine(night + dt.timedelta(days=1), dt.time(2), dt.timezone.utc)
+        monkeypatch.setattr(cells, "reading_time", lambda morning=morning: morning)
         for store, whole in ((incremental, False), (full, True)):
             outcome = run_model(model, night, store=store, notify=False, full=whole)
             assert outcome.ok, outcome.error
@@ -112,8 +117,8 @@ def test_nightly_incremental_runs_store_what_full_runs_store(
         )
     # the incremental store read each night only its fresh days: its cells cover both windows
     last = NIGHTS[-1]
-    cells = incremental.day_cells(model.name, _digest_of(incremental), _windows(last))
-    assert {d for p, d in cells if p == "current"} == set(_days(dt.date(2025, 2, 11), last))
+    kept = incremental.day_cells(model.name, _digest_of(incremental), _windows(last))
+    assert {d for p, d in kept if p == "current"} == set(_days(dt.date(2025, 2, 11), last))
 
 
 def _windows(night: dt.date) -> dict[str, tuple[dt.date, dt.date]]:
@@ -183,15 +188,22 @@ def test_a_store_upgraded_from_the_release_before_reads_incrementally_on(tmp_pat
 
 
 # ------------------------------------------------------------------------- the days module
-def test_fresh_days_are_the_unread_and_the_restatement_days() -> None:
+def test_fresh_days_are_the_unread_and_those_read_before_they_settled() -> None:
     window = DateWindow(dt.date(2025, 3, 1), dt.date(2025, 3, 31))
-    stored = _days(dt.date(2025, 3, 1), dt.date(2025, 3, 30))
-    assert fresh_days(window, stored, 7) == _days(dt.date(2025, 3, 25), dt.date(2025, 3, 31))
-    assert fresh_days(window, stored[:10] + stored[20:], 0) == [
-        *_days(dt.date(2025, 3, 11), dt.date(2025, 3, 20)),
-        dt.date(2025, 3, 31),
-    ]
-    assert fresh_days(window, stored, 7, full=True) == _days(window.start, window.end)
+    days = _days(window.start, window.end)
+    # read the morning after 03-30: the days up to 03-25 had settled (read 7 days on), the
+    # newer ones are read again, and 03-31 for the first time
+    nightly = {d: dt.date(2025, 4, 1) for d in days[:-1]}
+    assert fresh_days(window, nightly, lag_days=0, restatement_days=7) == days[-6:]
+    # a backfill read today: every day settled, only the unread ones
+    today = {d: dt.date(2026, 11, 26) for d in days[:10] + days[20:]}
+    assert fresh_days(window, today, lag_days=0, restatement_days=7) == days[10:20]
+    # a cohort's days settle 7 days after their outcome was due (here 365 days on)
+    cohort = {d: d + dt.timedelta(days=365 + 3) for d in days}
+    assert fresh_days(window, cohort, lag_days=365, restatement_days=7) == days
+    cohort = {d: d + dt.timedelta(days=365 + 7) for d in days}
+    assert fresh_days(window, cohort, lag_days=365, restatement_days=7) == []
+    assert fresh_days(window, today, lag_days=0, restatement_days=7, full=True) == days
     assert ranges([dt.date(2025, 1, 3), dt.date(2025, 1, 1), dt.date(2025, 1, 2)]) == [
         DateWindow(dt.date(2025, 1, 1), dt.date(2025, 1, 3))
     ]
