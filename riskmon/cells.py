@@ -15,11 +15,12 @@ import datetime as dt
 import logging
 from dataclasses import dataclass
 
+from riskmon.baseline import RunBaseline
 from riskmon.collect import CollectedTables, CollectRequest
 from riskmon.collect.days import DayCells, DayPlan, fresh_days, request_digest
 from riskmon.config import ModelConfig
 from riskmon.errors import StoreError
-from riskmon.store import MetricStore
+from riskmon.store import MetricStore, StoredBaseline
 
 log = logging.getLogger(__name__)
 
@@ -38,13 +39,42 @@ class RunDays:
     plan: DayPlan
 
 
+#: the cells a day may hold, estimated from the baseline's segments and the request's keys
+#: (:func:`cells_per_day`), for a model to read by day: beyond it a day's sums are about as
+#: many rows as its loans (thousands of segments), and the windows are read whole
+MAX_CELLS_PER_DAY = 50_000
+#: the keys a variable grouped on its raw values (the score's distinct values) is taken to have
+RAW_KEYS = 1_000
+
+
+def cells_per_day(request: CollectRequest, baseline: StoredBaseline) -> int:
+    """An upper estimate of a day's cells: segments (as many as the baseline's) × every
+    variable's keys × label states."""
+    segments = max(
+        (len({b.segment for b in v.bins}) for v in baseline.variables.values()), default=1
+    )
+    keys = sum(v.n_keys or RAW_KEYS for v in request.variables)
+    return max(segments, 1) * keys * (3 if request.label is not None else 1)
+
+
 def day_plan(
-    model: ModelConfig, store: MetricStore, request: CollectRequest, *, full: bool = False
+    model: ModelConfig, store: MetricStore, baseline: RunBaseline, *, full: bool = False
 ) -> RunDays | None:
-    """The days ``request`` reads and the stored cells of the others; with ``full``, every
-    day is read (and kept). None: the model reads its windows whole (``source.incremental``
-    off)."""
+    """The days the run's request reads and the stored cells of the others; with ``full``,
+    every day is read (and kept). None: the model reads its windows whole
+    (``source.incremental`` off, or more cells a day than :data:`MAX_CELLS_PER_DAY`)."""
+    request = baseline.request
     if not model.source.incremental:
+        return None
+    estimate = cells_per_day(request, baseline.stored)
+    if estimate > MAX_CELLS_PER_DAY:
+        log.info(
+            "%s: reads its windows whole: about %d sums a day (segments x bins) would be kept "
+            "against at most %d",
+            model.name,
+            estimate,
+            MAX_CELLS_PER_DAY,
+        )
         return None
     read_at = reading_time()
     digest = request_digest(request)

@@ -55,6 +55,9 @@ def window_counts(collected: CollectedTables) -> dict[str, dict[str, Any]]:
             "unlabeled": None if counts is None else counts.n_unlabeled,
             "bads": bads,
             "tables_sha256": _tables_digest(collected, population),
+            "days": (window.end - window.start).days + 1,
+            # read from the source; the window's other days were summed from stored cells
+            "days_read": collected.days_read.get(population),
         }
     return out
 

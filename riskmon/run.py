@@ -161,7 +161,7 @@ def run_model(
             with Source(model) as source:
                 record = replace(record, snapshot=source.snapshot)
                 baseline = for_run(model, source, store, plan)
-                days = day_plan(model, store, baseline.request, full=full)
+                days = day_plan(model, store, baseline, full=full)
                 collected = collect(
                     source,
                     baseline.request,

@@ -120,6 +120,7 @@ def collect(
         levels=levels,
         vintages=curves,
         day_cells=fresh,
+        days_read={} if days is None else {p: len(d) for p, d in days.fresh.items()},
     )
     if tally is None:
         return tables

@@ -115,6 +115,9 @@ class CollectedTables:
     vintages: dict[str, VintageTable] = field(default_factory=dict)
     #: the cells of the days a pass read by day (``riskmon.collect.days.DayCells``), to keep
     day_cells: dict[tuple[str, Any], Any] = field(default_factory=dict)
+    #: per population read by day, how many of its window's days were read from the source
+    #: (the others' sums came from the store); empty when the windows were read whole
+    days_read: dict[str, int] = field(default_factory=dict)
 
     def table(self, population: str, variable: str, segment: str = ALL) -> CountTable:
         """The count table of ``variable`` in ``population`` (and ``segment``)."""

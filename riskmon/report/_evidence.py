@@ -35,6 +35,9 @@ class WindowCounts:
     used: int | None
     bads: int | None
     tables_sha256: str
+    #: the window's days, and those read from the source (None: all, the window read whole)
+    days: int | None = None
+    days_read: int | None = None
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,8 @@ def provenance_of(run: RunRecord) -> Provenance | None:
                 w.get("used"),
                 w.get("bads"),
                 w.get("tables_sha256", ""),
+                w.get("days"),
+                w.get("days_read"),
             )
             for p, w in sorted((data.get("windows") or {}).items())
         ),

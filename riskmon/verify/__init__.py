@@ -44,7 +44,11 @@ def verify_run(
     baseline = of_stored(model, stored, plan_run(model, as_of))
     with Source(model) as source:
         collected = collect(
-            source, baseline.request, strategy=strategy, migrations=baseline.migrations
+            source,
+            baseline.request,
+            strategy=strategy,
+            migrations=baseline.migrations,
+            vintages=baseline.vintages,
         )
     figures, _ = compute_run(model, collected, baseline.bins, baseline.frozen)
     before = (run.provenance or {}).get("windows")

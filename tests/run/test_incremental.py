@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import text
@@ -238,3 +239,55 @@ def test_a_cell_reads_back_from_json_as_it_was(
     assert repr(k) == repr(cell_key)  # equal, and of the same types (NaN included)
     assert back.sums[k] == [0.5, float("inf"), -0.0]
     assert back.exclusions == cells.exclusions
+
+
+def test_a_model_with_thousands_of_segments_reads_its_windows_whole(tmp_path: Path) -> None:
+    """Where a day's sums would be about as many as its loans (a segment of a level per few
+    loans), the run reads its windows whole and keeps no cell: by day they would cost more."""
+    url = f"sqlite:///{tmp_path / 'loans.db'}"
+    book = loan_frame(seed=8, n=3000)
+    book["branch"] = [f"b{i % 1500}" for i in range(len(book))]
+    load(url, book)
+    model = model_config(url, performance_window="1 month")
+    columns = model.columns.model_copy(update={"segments": ["branch"]})
+    model = model.model_copy(update={"columns": columns})
+    store = _store(tmp_path / "store.db")
+    assert run_model(model, dt.date(2025, 3, 10), store=store, notify=False).ok
+    run = store.run(model.name, dt.date(2025, 3, 10))
+    assert run is not None
+    with store.engine.connect() as connection:
+        assert connection.execute(text("SELECT count(*) FROM day_cells")).scalar_one() == 0
+        stored = connection.execute(
+            text("SELECT provenance FROM runs WHERE id = :id"), {"id": run.id}
+        ).scalar_one()
+    data = json.loads(stored) if isinstance(stored, str) else stored
+    assert {w["days_read"] for w in data["windows"].values()} == {None}
+
+
+def test_riskmon_run_full_reads_every_day_again(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from riskmon.cli import cli
+
+    from .sources import config_of, write_config
+
+    url = f"sqlite:///{tmp_path / 'loans.db'}"
+    load(url, loan_frame(seed=9, n=2000))
+    path = tmp_path / "riskmon.yaml"
+    store_url = f"sqlite:///{tmp_path / 'store.db'}"
+    write_config(path, config_of(store_url, [model_config(url, performance_window="1 month")]))
+    _store(tmp_path / "store.db").engine.dispose()
+    runner = CliRunner()
+    for args in (["run", "--as-of", "2025-03-10"], ["run", "--as-of", "2025-03-11"]):
+        result = runner.invoke(cli, ["-c", str(path), *args], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+    forced = ["run", "--as-of", "2025-03-11", "--force", "--full"]
+    result = runner.invoke(cli, ["-c", str(path), *forced], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    store = MetricStore.open(store_url)
+    run = store.run("retail_pd", dt.date(2025, 3, 11))
+    assert run is not None
+    assert run.provenance is not None
+    windows = run.provenance["windows"].values()
+    assert [w["days_read"] for w in windows] == [w["days"] for w in windows]
+    store.engine.dispose()
