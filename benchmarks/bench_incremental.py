@@ -16,8 +16,10 @@ fresh copy of a template store, interleaved, ``--repeats`` times:
 - (a) ``nightly``: ``run_models`` (collect, compute, store, report, index) as of the newest
   day, the morning after it, on a store whose previous night (as of the day before, read the
   morning after that) kept its cells: it reads the new day and the days not yet settled;
-- (b) ``full``: the same run with ``full=True`` (every day of both windows read again, as every
-  run read before daily cells).
+- (b) ``full``: the same run with ``full=True`` (every day of both windows read again, by
+  day, and kept);
+- (c) ``whole``: the same run reading its windows whole, keeping no cell, as every run read
+  before daily cells (``source.incremental: false``).
 
 Then ``--backfill-days`` consecutive daily runs ending at the newest day, on a store holding
 only the baseline, in one process each way: (c) ``backfill`` (daily cells, read today: every
@@ -183,7 +185,9 @@ def child(kind: str, config_file: str, as_of: str) -> dict[str, Any]:
         (outcome,) = riskmon.run.run_models(config, [MODEL], day, store=store, full=True)
         assert outcome.ok, outcome.error
         return {"seeded": as_of}
-    if kind in ("nightly", "full"):
+    if kind == "whole":  # the windows read whole, as every run read before daily cells
+        riskmon.run.day_plan = lambda *args, **kwargs: None  # type: ignore[assignment]
+    if kind in ("nightly", "full", "whole"):
         _morning_after(day)
         start = time.perf_counter()
         (outcome,) = riskmon.run.run_models(config, [MODEL], day, store=store, full=kind == "full")
@@ -192,6 +196,8 @@ def child(kind: str, config_file: str, as_of: str) -> dict[str, Any]:
         return {"seconds": seconds, "peak_rss_mb": _peak_rss_mb(), **_read(store, day)}
     days = int(kind.split(":")[1])
     full = kind.startswith("backfill_full")
+    if kind.startswith("backfill_whole"):
+        riskmon.run.day_plan = lambda *args, **kwargs: None  # type: ignore[assignment]
     dates = [day - dt.timedelta(days=i) for i in reversed(range(days))]
     start = time.perf_counter()
     per_run = []
@@ -266,18 +272,23 @@ def summarize(records: list[dict[str, Any]], args: argparse.Namespace) -> str:
     def med(kind: str, field: str = "seconds") -> float:
         return statistics.median(r[field] for r in records if r["kind"] == kind)
 
+    if not any(r["kind"] == "nightly" for r in records):
+        return _backfills(records, args)
     nightly, full = med("nightly"), med("full")
     lines = [
-        "| measurement | median s | each s | days read (current, performance) | statements |",
-        "|---|---:|---|---|---:|",
+        "| measurement | median s | each s | days read (current, performance) | statements "
+        "| peak RSS MB |",
+        "|---|---:|---|---|---:|---:|",
     ]
-    for kind in ("nightly", "full"):
+    for letter, kind in zip("abc", ("nightly", "full", "whole"), strict=True):
         rows = [r for r in records if r["kind"] == kind]
         each = ", ".join(f"{r['seconds']:.2f}" for r in rows)
         days = rows[0]["days_read"]
+        rss = statistics.median(r["peak_rss_mb"] for r in rows)
         lines.append(
-            f"| ({'a' if kind == 'nightly' else 'b'}) {kind} | {med(kind):.2f} | {each} | "
-            f"{days.get('current')}, {days.get('performance')} | {rows[0]['statements']} |"
+            f"| ({letter}) {kind} | {med(kind):.2f} | {each} | "
+            f"{days.get('current')}, {days.get('performance')} | {rows[0]['statements']} | "
+            f"{rss:.0f} |"
         )
     ratios = [
         f["seconds"] / n["seconds"]
@@ -288,11 +299,18 @@ def summarize(records: list[dict[str, Any]], args: argparse.Namespace) -> str:
         )
     ]
     lines.append("")
+    whole = med("whole")
     lines.append(
         f"full / nightly = {full:.2f} / {nightly:.2f} = **{full / nightly:.1f}×** "
-        f"(per repeat {', '.join(f'{x:.1f}' for x in ratios)})"
+        f"(per repeat {', '.join(f'{x:.1f}' for x in ratios)}); whole (no cells) / nightly = "
+        f"{whole:.2f} / {nightly:.2f} = **{whole / nightly:.1f}×**"
     )
-    for kind in ("backfill", "backfill_full"):
+    return "\n".join([*lines, _backfills(records, args)])
+
+
+def _backfills(records: list[dict[str, Any]], args: argparse.Namespace) -> str:
+    lines = []
+    for kind in ("backfill", "backfill_full", "backfill_whole"):
         rows = [r for r in records if r["kind"] == kind]
         if not rows:
             continue
@@ -332,6 +350,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--backfill-days", type=int, default=30)
     parser.add_argument("--no-index", action="store_true")
     parser.add_argument(
+        "--backfills",
+        nargs="*",
+        default=["backfill", "backfill_whole"],
+        choices=["backfill", "backfill_full", "backfill_whole"],
+        help="the backfills to time: daily cells; every day read by day; windows read whole",
+    )
+    parser.add_argument(
         "--restatement-days", type=int, default=7, help="source.restatement_days of the model"
     )
     parser.add_argument("--chunk-rows", type=int, default=500_000)
@@ -358,14 +383,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         config = write_config(workdir, url, args.restatement_days)
         bare, seeded = _template(config, workdir, as_of)
         for repeat in range(args.repeats):
-            order = ("nightly", "full") if repeat % 2 == 0 else ("full", "nightly")
+            order = ("nightly", "full", "whole")
+            order = order if repeat % 2 == 0 else order[::-1]
             for kind in order:
                 store = workdir / f"{kind}.db"
                 br.copy_store(seeded, store)
                 result = run_child([kind, str(config), str(as_of)], _env(store, workdir))
                 record({"kind": kind, "repeat": repeat, "rows": args.rows, **result})
         if args.backfill_days:
-            for kind in ("backfill", "backfill_full"):
+            for kind in args.backfills:
                 store = workdir / f"{kind}.db"
                 br.copy_store(bare, store)
                 spec = f"{kind}:{args.backfill_days}"

@@ -43,17 +43,16 @@ class RunDays:
 #: (:func:`cells_per_day`), for a model to read by day: beyond it a day's sums are about as
 #: many rows as its loans (thousands of segments), and the windows are read whole
 MAX_CELLS_PER_DAY = 50_000
-#: the keys a variable grouped on its raw values (the score's distinct values) is taken to have
-RAW_KEYS = 1_000
 
 
 def cells_per_day(request: CollectRequest, baseline: StoredBaseline) -> int:
     """An upper estimate of a day's cells: segments (as many as the baseline's) × every
-    variable's keys × label states."""
+    binned variable's keys × label states (a variable grouped on its raw values is read over
+    the whole windows, :meth:`~riskmon.collect.days.DayPlan.whole`)."""
     segments = max(
         (len({b.segment for b in v.bins}) for v in baseline.variables.values()), default=1
     )
-    keys = sum(v.n_keys or RAW_KEYS for v in request.variables)
+    keys = sum(v.n_keys or 0 for v in request.variables)
     return max(segments, 1) * keys * (3 if request.label is not None else 1)
 
 

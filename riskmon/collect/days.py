@@ -4,10 +4,12 @@ only the days it has not summed before.
 Everything a count table holds is a sum over loans — rows, weights, PD sums, the target's
 moments, the loans read and left out, the used loans repeating an id and score date (within
 one day) — so a window's tables are the sums of its days' cells. A pass reads its *fresh* days
-(:func:`fresh_days`: the days without a stored cell, and the newest ``restatement_days`` of
-each window, re-read for late or corrected rows) in one statement per disjoint group of days,
-grouped on the score date (:class:`~riskmon.collect.selection.QueryColumns` in day mode), and
-:func:`merge` adds the stored days' cells.
+(:func:`fresh_days`: the days without a stored cell, and those read before they settled, for
+late or corrected rows) in one statement per disjoint group of days, grouped on the score date
+(:class:`~riskmon.collect.selection.QueryColumns` in day mode), and :func:`merge` adds the
+stored days' cells. A variable grouped on its raw values (the score's distinct values) is read
+over the whole windows instead (:meth:`DayPlan.whole`): a day holds about as many of its keys
+as loans.
 
 A cell is keyed by the population it was read for (``current``, ``performance``, ...): a day
 read for the performance cohort holds the labels as they were when the cohort's outcome window
@@ -267,11 +269,20 @@ class DayPlan:
     stored: Mapping[tuple[str, dt.date], DayCells]
 
     def reading(self, request: CollectRequest) -> CollectRequest:
-        """``request`` over the fresh days only, one day population each."""
+        """``request``'s binned variables over the fresh days only, one day population each."""
         populations = [
             day_population(p, day) for p in request.populations for day in self.fresh[p.name]
         ]
-        return replace(request, populations=populations, by_day=True)
+        binned = [v for v in request.variables if v.binning is not None]
+        return replace(request, populations=populations, variables=binned, by_day=True)
+
+    @staticmethod
+    def whole(request: CollectRequest) -> CollectRequest | None:
+        """``request``'s variables grouped on their raw values (the score's distinct values,
+        for the exact ranking), read over the whole windows: a day holds about as many of
+        their keys as loans, so their sums are not kept by day (None: there are none)."""
+        raw = [v for v in request.variables if v.binning is None]
+        return replace(request, variables=raw) if raw else None
 
     @property
     def n_fresh(self) -> int:

@@ -54,7 +54,7 @@ from sqlalchemy import (
 from riskmon.collect.binsql import bin_expression, category_text
 from riskmon.collect.engines import EngineProfile
 from riskmon.collect.request import CollectRequest, Variable
-from riskmon.collect.selection import CellSums, QueryColumns, disjoint_groups
+from riskmon.collect.selection import CellSums, QueryColumns, statement_groups
 from riskmon.collect.tables import Aggregate
 
 Shape = Literal["packed", "grouping_sets", "union_all", "per_variable"]
@@ -148,7 +148,7 @@ def statements(
     loans: FromClause, request: CollectRequest, shape: Shape, engine: EngineProfile
 ) -> Iterator[Statement]:
     """The statements of one collect pass in ``shape``, as written for ``engine``."""
-    for group in disjoint_groups(request.populations):
+    for group in statement_groups(request):
         cols = QueryColumns(loans, request, group)
         summed = cols.cell_sums(request.variables)
         if shape == "packed":

@@ -33,6 +33,7 @@ from sqlalchemy import (
 from riskmon.collect.days import as_day, ranges
 from riskmon.collect.moments import moment_measures
 from riskmon.collect.request import CollectRequest, PdSource, Population, Variable
+from riskmon.plan import ONE_DAY
 
 
 def disjoint_groups(populations: Sequence[Population]) -> list[list[Population]]:
@@ -47,6 +48,23 @@ def disjoint_groups(populations: Sequence[Population]) -> list[list[Population]]
             ):
                 group.append(population)
                 break
+        else:
+            groups.append([population])
+    return groups
+
+
+def statement_groups(request: CollectRequest) -> list[list[Population]]:
+    """The populations each statement of ``request`` reads: no two overlapping windows in
+    one; a request by day, one run of consecutive days each, so that each statement's ``WHERE``
+    is one range of score dates (an index range scan, where ``OR``-ed ranges made PostgreSQL
+    scan the table)."""
+    if not request.by_day:
+        return disjoint_groups(request.populations)
+    groups: list[list[Population]] = []
+    for population in sorted(request.populations, key=lambda p: p.window.start):
+        last = groups[-1][-1] if groups else None
+        if last is not None and last.window.end + ONE_DAY == population.window.start:
+            groups[-1].append(population)
         else:
             groups.append([population])
     return groups

@@ -21,7 +21,7 @@ from riskmon.collect.binsql import category_text
 from riskmon.collect.deadline import progressed
 from riskmon.collect.moments import moment_terms, numeric_target
 from riskmon.collect.request import CollectRequest, ColumnDataError, Variable
-from riskmon.collect.selection import QueryColumns, disjoint_groups
+from riskmon.collect.selection import QueryColumns, statement_groups
 from riskmon.collect.tables import Aggregate
 from riskmon.errors import InvalidDataError
 
@@ -60,7 +60,7 @@ def run(
     """Read the loans in chunks; the aggregate rows, and how many rows had an invalid weight."""
     aggregate = Aggregate()
     invalid_weights = 0
-    for group in disjoint_groups(request.populations):
+    for group in statement_groups(request):
         cols = QueryColumns(loans, request, group)
         sources = {v.name: _source_expression(cols, v) for v in request.variables}
         # a joint table's second column, under a name no variable has

@@ -58,6 +58,17 @@ class Aggregate:
             if values is not None:
                 _accumulate(held, key, values)
 
+    def add_all(self, other: Aggregate) -> None:
+        """Add every cell of ``other`` (and its invalid PDs and targets)."""
+        for key, (n, w) in other.cells.items():
+            self.add(key, int(n), w, other.sums.get(key), other.moments.get(key))
+        for held, more in (
+            (self.invalid_pds, other.invalid_pds),
+            (self.invalid_targets, other.invalid_targets),
+        ):
+            for name, n in more.items():
+                held[name] = held.get(name, 0) + n
+
     def count_invalid_pd(self, variable: str, rows: Any) -> None:
         self.invalid_pds[variable] = self.invalid_pds.get(variable, 0) + int(rows or 0)
 
