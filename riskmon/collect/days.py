@@ -5,11 +5,11 @@ Everything a count table holds is a sum over loans — rows, weights, PD sums, t
 moments, the loans read and left out, the used loans repeating an id and score date (within
 one day) — so a window's tables are the sums of its days' cells. A pass reads its *fresh* days
 (:func:`fresh_days`: the days without a stored cell, and those read before they settled, for
-late or corrected rows) in one statement per disjoint group of days, grouped on the score date
-(:class:`~riskmon.collect.selection.QueryColumns` in day mode), and :func:`merge` adds the
-stored days' cells. A variable grouped on its raw values (the score's distinct values) is read
-over the whole windows instead (:meth:`DayPlan.whole`): a day holds about as many of its keys
-as loans.
+late or corrected rows), each run of consecutive days in statements of its own, grouped on
+the score date (:class:`~riskmon.collect.selection.QueryColumns` in day mode), and
+:func:`merge` adds the stored days' cells. A variable grouped on its raw values (the score's
+distinct values) is read over the whole windows instead (:meth:`DayPlan.whole`): a day holds
+about as many of its keys as loans.
 
 A cell is keyed by the population it was read for (``current``, ``performance``, ...): a day
 read for the performance cohort holds the labels as they were when the cohort's outcome window

@@ -82,9 +82,10 @@ class SourceConfig(_Strict):
     #: (the version current when the run starts, recorded with it), a version or a time
     pin: Pin | None = None
     #: keep each score day's sums in the metric store and read, each run, only the days not
-    #: summed before and the newest ``restatement_days`` of each window (late or corrected
-    #: rows); false, every run reads its windows in full (as ``riskmon run --full`` does)
+    #: summed before or not settled yet; false, every run reads its windows whole
     incremental: bool = True
+    #: a day settles this many days after it (a cohort's day: after its outcome was due);
+    #: until then a run reads it again, for late or corrected rows
     restatement_days: int = Field(default=7, ge=0)
     _unset_variables: tuple[str, ...] = PrivateAttr(default=())
 
