@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,9 @@ def _stored(store: MetricStore, model: str, day: dt.date) -> dict[str, Any]:
         "figures": {
             (f.name, f.population, f.variable, f.segment): f for f in store.figures(run.id)
         },
-        "bins": sorted(store.bins(run.id), key=repr),
+        "bins": sorted(
+            store.bins(run.id), key=lambda b: (b.population, b.variable, b.segment, b.bin_index)
+        ),
         "alerts": sorted(
             (a.rule, a.variable, a.segment, str(a.status)) for a in store.alerts(run.id)
         ),
@@ -89,10 +92,18 @@ def _assert_same(incremental: dict[str, Any], full: dict[str, Any], night: dt.da
     assert incremental["alerts"] == full["alerts"], night
     assert len(incremental["bins"]) == len(full["bins"]), night
     for a, b in zip(incremental["bins"], full["bins"], strict=True):
-        assert (a.variable, a.segment, a.label) == (b.variable, b.segment, b.label), night
-        for name in ("n_current", "n_baseline", "bad_rate", "woe", "psi_term"):
-            if hasattr(a, name):
-                assert _same_value(getattr(a, name), getattr(b, name)), (night, a, b, name)
+        for field in fields(a):
+            mine, theirs = getattr(a, field.name), getattr(b, field.name)
+            assert _same(mine, theirs), (night, a, field.name, mine, theirs)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal, floats (in dicts too) to 1e-12."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, float) or isinstance(b, float):
+        return _same_value(a, b)
+    return bool(a == b)
 
 
 def test_nightly_incremental_runs_store_what_full_runs_store(
