@@ -137,8 +137,8 @@ def run_model(
 
     A date that has succeeded already is not computed again (the outcome is ``done``) unless
     ``force``. With ``notify``, the deliveries due to the model's channels are queued with the
-    stored run, for :func:`riskmon.notify.notify_run` (or the next process) to send. The
-    windows' days read before (:mod:`riskmon.cells`) are not read again unless ``full``.
+    stored run, for :func:`riskmon.notify.notify_run` (or the next process) to send. Days
+    read before (:mod:`riskmon.cells`) are read again only with ``full`` or ``force``.
     """
     owner = default_owner()
     beyond = beyond_calendar(model, as_of)
@@ -161,7 +161,7 @@ def run_model(
             with Source(model) as source:
                 record = replace(record, snapshot=source.snapshot)
                 baseline = for_run(model, source, store, plan)
-                days = day_plan(model, store, baseline, full=full)
+                days = day_plan(model, store, baseline, full=full or force)
                 collected = collect(
                     source,
                     baseline.request,
