@@ -151,14 +151,7 @@ def _peak_rss_mb() -> float:
 
 def _read(store: Any, as_of: dt.date) -> dict[str, Any]:
     """Days read per window and statements, from the run's provenance."""
-    run = store.run(MODEL, as_of)
-    with store.engine.connect() as connection:
-        from sqlalchemy import text
-
-        data = connection.execute(
-            text("SELECT provenance FROM runs WHERE id = :id"), {"id": run.id}
-        ).scalar_one()
-    data = json.loads(data) if isinstance(data, str) else data
+    data = store.run(MODEL, as_of).provenance
     windows = data["windows"]
     return {
         "statements": len(data["statements"]),

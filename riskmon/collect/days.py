@@ -283,7 +283,3 @@ class DayPlan:
         their keys as loans, so their sums are not kept by day (None: there are none)."""
         raw = [v for v in request.variables if v.binning is None]
         return replace(request, variables=raw) if raw else None
-
-    @property
-    def n_fresh(self) -> int:
-        return sum(len(days) for days in self.fresh.values())

@@ -169,12 +169,8 @@ def _rows_read(store: MetricStore, model: str, day: dt.date) -> int:
     """The rows the run's statements returned, from its provenance."""
     run = store.run(model, day)
     assert run is not None
-    with store.engine.connect() as connection:
-        stored = connection.execute(
-            text("SELECT provenance FROM runs WHERE id = :id"), {"id": run.id}
-        ).scalar_one()
-    data = json.loads(stored) if isinstance(stored, str) else stored
-    return sum(int(s["rows"]) for s in data["statements"])
+    assert run.provenance is not None
+    return sum(int(s["rows"]) for s in run.provenance["statements"])
 
 
 def test_a_store_upgraded_from_the_release_before_reads_incrementally_on(tmp_path: Path) -> None:
