@@ -192,7 +192,9 @@ def _auc(r: Ranked, confidence_level: float) -> AUCResult:
         not_available(f"AUC is not available: the data has {reason}", stacklevel=4)
         return AUCResult(nan, nan, nan, nan, level)
     v10, v01 = placements(r.goods, r.bads, big_g, big_b)
-    auc = float(np.dot(r.bads, v10) / big_b)
+    # within [0, 1]: weighted sums may round a perfect ranking to 1 + 2.2e-16, which the AUC
+    # test would then refuse as an initial AUC
+    auc = min(1.0, max(0.0, float(np.dot(r.bads, v10) / big_b)))
     std_error = _delong_std_error(r, v10, v01, auc)
     if math.isnan(std_error):
         return AUCResult(auc, nan, nan, nan, level)

@@ -12,6 +12,7 @@ from sklearn.metrics import roc_auc_score
 from riskmon.errors import DegenerateDataWarning, InvalidDataError
 from riskmon.metrics import (
     CountTable,
+    auc_test,
     gini,
     gini_from_counts,
     ks_statistic,
@@ -19,6 +20,7 @@ from riskmon.metrics import (
     roc_auc,
     roc_auc_from_counts,
 )
+from riskmon.metrics._discrimination import placements
 
 from . import samples
 
@@ -233,3 +235,26 @@ def test_kstwo_from_scipy_special_is_scipy_stats_to_the_bit(n, d):
     mine = _kstwo_sf_special(n, d)
     if mine is not None:  # the cases left to scipy.stats are computed by it
         assert mine == float(stats.kstwo.sf(d, n))
+
+
+def test_a_weighted_perfect_ranking_has_an_auc_of_exactly_one() -> None:
+    """Summing the goods' weights in another order than their total rounds the bad's
+    placement to 1 + 2.2e-16 with these weights; the AUC is 1, and an initial AUC of it is
+    accepted by the ECB test (a baseline segment with one bad ranked first failed runs)."""
+    weights = [66.75, 1357.14, 494.73, 1261.26, 238.56, 1594.35, 2909.3, 487.79, 308.8]
+    weights += [1310.09, 1979.4, 2468.29, 443.03, 1692.19, 509.64, 216.54, 1649.35, 314.42]
+    weights += [249.97, 1301.91, 1108.44, 905.88, 970.72, 433.41, 1395.38, 1834.07]
+    labels = [0] * 25 + [1]
+    scores = np.arange(26, dtype=float)
+    goods = np.array([0.0, *weights[:25][::-1]])  # riskiest first: the bad, then the goods
+    bads = np.array([1.0] + [0.0] * 25)
+    v10, _ = placements(goods, bads, float(goods.sum()), 1.0)
+    assert v10[0] > 1.0  # the rounding this guards against
+    with pytest.warns(DegenerateDataWarning):  # one bad: no standard error
+        auc = roc_auc(labels, scores, sample_weight=weights)
+    with pytest.warns(DegenerateDataWarning):
+        accuracy = gini(labels, scores, sample_weight=weights)
+    assert auc.auc == 1.0
+    assert accuracy.gini == 1.0
+    test = auc_test([1, 1, 0, 1, 0, 0], [0.9, 0.8, 0.7, 0.6, 0.2, 0.1], initial_auc=auc.auc)
+    assert 0.0 < test.pvalue < 1.0
