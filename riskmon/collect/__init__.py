@@ -18,7 +18,7 @@ from sqlalchemy.sql.sqltypes import NullType
 
 from riskmon.collect import migration, migration_stream, pushdown, stream
 from riskmon.collect.binsql import category_text
-from riskmon.collect.census import census
+from riskmon.collect.census import census, daily, day_levels, summed
 from riskmon.collect.checks import (
     check_labels,
     check_raw_keys,
@@ -97,25 +97,28 @@ def collect(
         _refuse_text_target(source, connection, loans, read)
         shape = _by_day(chosen) if days is not None and strategy == "auto" else chosen
         aggregate, invalid_weights = _aggregate(source, connection, loans, read, shape)
-        whole = None if days is None else days.whole(request)
-        if whole is not None:  # the raw values' counts, of the whole windows
-            raw, raw_invalid = _aggregate(source, connection, loans, whole, chosen)
-            invalid_weights = max(invalid_weights, raw_invalid)
+        raw, raw_invalid = Aggregate(), 0  # the raw values' counts, of the whole windows
+        for whole in [] if days is None else days.whole(request):
+            window, invalid = _aggregate(source, connection, loans, whole, chosen)
+            raw.add_all(window)
+            raw_invalid += invalid
+        invalid_weights = max(invalid_weights, raw_invalid)
         if migrations is not None:
             tally = _migrations(source, connection, loans, migrations, chosen)
         curves = {} if vintages is None else vintage_pass(connection, loans, vintages)
         excluded = exclusions(connection, loans, read, source.profile)
         invalid_pd = {} if days is None else invalid_pds(connection, loans, read)
-        levels = census(connection, loans, request)
+        levels = census(connection, loans, request, skip=() if days is None else daily(request))
+        day_census = {} if days is None else day_levels(connection, loans, read, request)
     fresh: dict[tuple[str, dt.date], DayCells] = {}
     if days is not None:
-        fresh = split(aggregate, excluded, read.populations, invalid_pd)
+        fresh = split(aggregate, excluded, read.populations, invalid_pd, day_census)
         merged, excluded = merge(request.populations, {**days.stored, **fresh})
+        levels |= summed(request, {**days.stored, **fresh})
         if request.pd is not None and request.pd.strict:  # any fails the collect: as read
             merged.invalid_pds = aggregate.invalid_pds
         merged.invalid_targets = aggregate.invalid_targets
-        if whole is not None:
-            merged.add_all(raw)
+        merged.add_all(raw)
         aggregate = merged
     _validate(source, request, aggregate, invalid_weights)
     _refuse_non_finite(source, request, excluded)

@@ -6,17 +6,26 @@ One statement per characteristic, on the database in every strategy: the rows of
 (:func:`~riskmon.collect.binsql.bin_expression`, so at most ``bins.max_levels`` bound
 parameters however many levels there are) grouped on the level's text, the number of levels
 counted over that grouping (``COUNT(*) OVER ()``) and only the largest returned.
+
+A pass by day (:mod:`.days`) keeps the levels of an unseen bin per score day instead, every one
+of them (:func:`day_levels`: a day's new levels are few), and sums the days of the census's
+window (:func:`summed`): the same levels and counts as one statement over the window. An
+"other" bin, which may hold thousands of levels a day, is still read over the whole window.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Collection, Mapping
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import Connection, FromClause, Select, func, select
 
 from riskmon.collect.binsql import bin_expression, category_text
+from riskmon.collect.days import DayCells, days_of, split_name
 from riskmon.collect.request import CollectRequest, Variable
-from riskmon.collect.selection import QueryColumns
+from riskmon.collect.selection import QueryColumns, statement_groups
 from riskmon.records import LevelCensus, LevelCount
 
 #: levels named per characteristic whose bins hold every baseline level (the unseen bin)
@@ -25,22 +34,28 @@ LARGEST = 10
 OTHER_LIMIT = 100_000
 
 
-def census_statement(cols: QueryColumns, variable: Variable, limit: int) -> Select[Any]:
-    """The largest ``limit`` levels of ``variable``'s last bin among the rows of ``cols``:
-    (level, loans, weight, levels in all)."""
+def _levels(cols: QueryColumns, variable: Variable, *, by_population: bool) -> Select[Any]:
+    """Each level of ``variable``'s last bin among the rows of ``cols``: (level, loans,
+    weight), led by the row's population with ``by_population``."""
     binning = variable.binning
     assert binning is not None
     assert binning.unseen_index is not None
     column = cols.column(variable)
     level = category_text(column).label("level")
     weight = func.sum(cols.weight) if cols.weight is not None else func.count()
-    grouped = (
-        select(level, func.count().label("n"), weight.label("w"))
+    populations = [cols.population] if by_population else []
+    return (
+        select(*populations, level, func.count().label("n"), weight.label("w"))
         .select_from(cols.loans)
         .where(cols.where, bin_expression(column, binning) == binning.unseen_index)
-        .group_by(level)
-        .subquery("levels")
+        .group_by(*(cols.grouped_population if by_population else []), level)
     )
+
+
+def census_statement(cols: QueryColumns, variable: Variable, limit: int) -> Select[Any]:
+    """The largest ``limit`` levels of ``variable``'s last bin among the rows of ``cols``:
+    (level, loans, weight, levels in all)."""
+    grouped = _levels(cols, variable, by_population=False).subquery("levels")
     return (
         select(grouped.c.level, grouped.c.n, grouped.c.w, func.count().over().label("n_levels"))
         .order_by(grouped.c.n.desc(), grouped.c.level)
@@ -48,11 +63,31 @@ def census_statement(cols: QueryColumns, variable: Variable, limit: int) -> Sele
     )
 
 
+def _counted(variable: Variable | None) -> bool:
+    binning = None if variable is None else variable.binning
+    return binning is not None and binning.kind == "categorical"
+
+
+def daily(request: CollectRequest) -> list[str]:
+    """The census's variables whose levels a day's cells keep: those whose last bin holds the
+    levels the baseline never had (an "other" bin is read over the whole window)."""
+    chosen = {v.name: v for v in request.variables}
+    return [
+        name
+        for name in request.census
+        if _counted(chosen.get(name)) and not chosen[name].binning.other  # type: ignore[union-attr]
+    ]
+
+
 def census(
-    connection: Connection, loans: FromClause, request: CollectRequest
+    connection: Connection,
+    loans: FromClause,
+    request: CollectRequest,
+    *,
+    skip: Collection[str] = (),
 ) -> dict[str, LevelCensus]:
-    """Each of ``request.census``'s categorical variables: the levels of its last bin in the
-    population ``request.census_population``."""
+    """Each of ``request.census``'s categorical variables but ``skip``: the levels of its last
+    bin in the population ``request.census_population``."""
     population = next((p for p in request.populations if p.name == request.census_population), None)
     if population is None:
         return {}
@@ -61,12 +96,67 @@ def census(
     chosen = {v.name: v for v in request.variables}
     for name in request.census:
         variable = chosen.get(name)
-        if variable is None or variable.binning is None or variable.binning.kind != "categorical":
+        if name in skip or variable is None or not _counted(variable):
             continue
+        assert variable.binning is not None
         limit = OTHER_LIMIT if variable.binning.other else LARGEST
         rows = connection.execute(census_statement(cols, variable, limit)).all()
         out[name] = LevelCensus(
             tuple(LevelCount(str(r[0]), int(r[1]), float(r[2])) for r in rows),
             int(rows[0][3]) if rows else 0,
+        )
+    return out
+
+
+def day_levels(
+    connection: Connection, loans: FromClause, read: CollectRequest, request: CollectRequest
+) -> dict[str, dict[str, list[LevelCount]]]:
+    """Per day population of ``request.census_population`` in ``read`` (a pass by day), the
+    levels of each :func:`daily` variable's last bin: all of them, none when the day has none."""
+    names = daily(request)
+    days = [
+        p for p in read.populations if names and split_name(p.name)[0] == request.census_population
+    ]
+    out: dict[str, dict[str, list[LevelCount]]] = {p.name: {n: [] for n in names} for p in days}
+    if not days:
+        return out
+    chosen = {v.name: v for v in read.variables}
+    census_days = replace(read, populations=days)
+    for group in statement_groups(census_days):
+        cols = QueryColumns(loans, census_days, group)
+        for name in names:
+            for code, level, n, w in connection.execute(
+                _levels(cols, chosen[name], by_population=True)
+            ):
+                out[cols.population_name(code)][name].append(
+                    LevelCount(str(level), int(n), float(w))
+                )
+    return out
+
+
+def summed(
+    request: CollectRequest, days: Mapping[tuple[str, dt.date], DayCells]
+) -> dict[str, LevelCensus]:
+    """The census of each :func:`daily` variable summed over the cells of the census's window
+    (``days`` holds every day of it): as :func:`census` reads it over the window, the largest
+    first (ties by the level's text)."""
+    names = daily(request)
+    population = next((p for p in request.populations if p.name == request.census_population), None)
+    if population is None or not names:
+        return {}
+    loans: dict[str, dict[str, int]] = {name: {} for name in names}
+    weight: dict[str, dict[str, float]] = {name: {} for name in names}
+    for day in days_of(population.window):
+        kept = days[(population.name, day)].levels
+        for name in names:
+            for count in kept[name]:
+                loans[name][count.level] = loans[name].get(count.level, 0) + count.n
+                weight[name][count.level] = weight[name].get(count.level, 0.0) + count.weight
+    out: dict[str, LevelCensus] = {}
+    for name in names:
+        n, w = loans[name], weight[name]
+        largest = sorted(n, key=lambda level: (-n[level], level))[:LARGEST]
+        out[name] = LevelCensus(
+            tuple(LevelCount(level, n[level], w[level]) for level in largest), len(n)
         )
     return out

@@ -35,10 +35,14 @@ import numpy as np
 from riskmon.collect.request import CollectRequest, Population
 from riskmon.collect.tables import Aggregate, Key
 from riskmon.plan import ONE_DAY, DateWindow
-from riskmon.records import Exclusions
+from riskmon.records import Exclusions, LevelCount
 
 #: between a population's name and its day in a day population's name: ``current@2024-03-31``
 SEPARATOR = "@"
+
+#: the layout of a day's cells, in the digest: cells of an earlier layout are read again
+#: (2: the census's levels added)
+CELLS_FORMAT = 2
 
 #: a cell's key without its population: (variable, segment values, label, key)
 CellKey = tuple[str, tuple[Any, ...], Any, Any]
@@ -116,7 +120,7 @@ def request_digest(request: CollectRequest) -> str:
     """A fingerprint of everything a day's cells depend on but its population's window: the
     columns, variables and their frozen bins, the PD, the target, the exclusions. Cells of
     another digest (a baseline frozen again, a bin changed, a column renamed) are not used."""
-    payload = pickle.dumps(replace(request, populations=()), protocol=5)
+    payload = pickle.dumps((CELLS_FORMAT, replace(request, populations=())), protocol=5)
     return hashlib.sha256(payload).hexdigest()
 
 
@@ -130,6 +134,9 @@ class DayCells:
     exclusions: Exclusions | None = None
     #: used loans whose PD was NULL or outside [0, 1] (a PD not checked loan by loan)
     invalid_pd: int = 0
+    #: a day of the census's population: each categorical's levels in its unseen bin
+    #: (:func:`riskmon.collect.census.day_levels`)
+    levels: dict[str, list[LevelCount]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -138,6 +145,10 @@ class DayCells:
             "moments": [[_tag_key(k), _floats(v)] for k, v in self.moments.items()],
             "exclusions": None if self.exclusions is None else vars(self.exclusions),
             "invalid_pd": self.invalid_pd,
+            "levels": {
+                name: [[c.level, c.n, _tag(c.weight)] for c in counts]
+                for name, counts in self.levels.items()
+            },
         }
 
     @classmethod
@@ -149,6 +160,10 @@ class DayCells:
             moments={_untag_key(k): _unfloats(v) for k, v in data["moments"]},
             exclusions=None if excluded is None else Exclusions(**excluded),
             invalid_pd=int(data.get("invalid_pd", 0)),
+            levels={
+                name: [LevelCount(str(level), int(n), float(_untag(w))) for level, n, w in counts]
+                for name, counts in data.get("levels", {}).items()
+            },
         )
 
 
@@ -157,11 +172,14 @@ def split(
     exclusions: Mapping[str, Exclusions],
     read: Sequence[Population],
     invalid_pd: Mapping[str, int],
+    levels: Mapping[str, dict[str, list[LevelCount]]],
 ) -> dict[tuple[str, dt.date], DayCells]:
     """The cells of every day population in ``read`` (one without a loan: empty cells)."""
     out = {
         split_name(p.name): DayCells(
-            exclusions=exclusions.get(p.name), invalid_pd=invalid_pd.get(p.name, 0)
+            exclusions=exclusions.get(p.name),
+            invalid_pd=invalid_pd.get(p.name, 0),
+            levels=levels.get(p.name, {}),
         )
         for p in read
     }
@@ -277,9 +295,14 @@ class DayPlan:
         return replace(request, populations=populations, variables=binned, by_day=True)
 
     @staticmethod
-    def whole(request: CollectRequest) -> CollectRequest | None:
+    def whole(request: CollectRequest) -> list[CollectRequest]:
         """``request``'s variables grouped on their raw values (the score's distinct values,
         for the exact ranking), read over the whole windows: a day holds about as many of
-        their keys as loans, so their sums are not kept by day (None: there are none)."""
+        their keys as loans, so their sums are not kept by day (none: there are none). One
+        request a window, so that each statement's ``WHERE`` is one range of score dates (on
+        PostgreSQL an index range scan each, 1.0 s for both windows of the 10M-loan benchmark,
+        where the two ranges ``OR``-ed in one statement scanned the table in 2.2 s)."""
         raw = [v for v in request.variables if v.binning is None]
-        return replace(request, variables=raw) if raw else None
+        if not raw:
+            return []
+        return [replace(request, variables=raw, populations=[p]) for p in request.populations]

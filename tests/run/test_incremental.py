@@ -22,7 +22,7 @@ from sqlalchemy import text
 from riskmon import cells
 from riskmon.collect.days import DayCells, fresh_days, ranges
 from riskmon.plan import DateWindow
-from riskmon.records import Exclusions
+from riskmon.records import Exclusions, LevelCount
 from riskmon.run import run_model
 from riskmon.store import MetricStore, upgrade
 from riskmon.store.engine import store_engine
@@ -44,6 +44,8 @@ def _night(frame: pd.DataFrame, night: dt.date, rng: np.random.Generator) -> pd.
     late = loan_frame(int(rng.integers(1 << 30)), n=60)
     late["loan_id"] += int(frame["loan_id"].max()) + 1
     late["score_date"] = [night - dt.timedelta(days=int(d)) for d in rng.integers(0, 6, 60)]
+    # with regions the baseline never had: the census of the unseen bin, by day
+    late["region"] = rng.choice(np.array(["N", "NE", "SW", "Z", None], dtype=object), 60)
     book = pd.concat([frame, late], ignore_index=True)
     dates = pd.to_datetime(book["score_date"]).dt.date
     cohort_end = dt.date(2025, 2, night.day) if night.day <= 28 else dt.date(2025, 2, 28)
@@ -89,6 +91,8 @@ def _assert_same(incremental: dict[str, Any], full: dict[str, Any], night: dt.da
         other = incremental["figures"][key]
         assert _same_value(other.value, figure.value), (night, key, other.value, figure.value)
         assert other.reason == figure.reason, (night, key)
+        # the parameters too: the unseen levels named (summed from the days' censuses), ...
+        assert _same(other.params, figure.params), (night, key, other.params, figure.params)
     assert incremental["alerts"] == full["alerts"], night
     assert len(incremental["bins"]) == len(full["bins"]), night
     for a, b in zip(incremental["bins"], full["bins"], strict=True):
@@ -101,6 +105,8 @@ def _same(a: Any, b: Any) -> bool:
     """Equal, floats (in dicts too) to 1e-12."""
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, float) or isinstance(b, float):
         return _same_value(a, b)
     return bool(a == b)
@@ -127,8 +133,12 @@ def test_nightly_incremental_runs_store_what_full_runs_store(
         _assert_same(
             _stored(incremental, model.name, night), _stored(full, model.name, night), night
         )
-    # the incremental store read each night only its fresh days: its cells cover both windows
+    # the new regions were counted and named (the same in both stores, compared above)
     last = NIGHTS[-1]
+    figures = _stored(full, model.name, last)["figures"]
+    unseen = figures[("unseen_rate", "current", "region", "")]
+    assert {level for level, _ in unseen.params["largest"]} == {"NE", "SW", "Z"}
+    # the incremental store read each night only its fresh days: its cells cover both windows
     kept = incremental.day_cells(model.name, _digest_of(incremental), _windows(last))
     assert {d for p, d in kept if p == "current"} == set(_days(dt.date(2025, 2, 11), last))
 
@@ -239,6 +249,7 @@ def test_a_cell_reads_back_from_json_as_it_was(
         cells={cell_key: [3, weight]},
         sums={cell_key: [0.5, float("inf"), -0.0]},
         exclusions=Exclusions(4, null_score=1, duplicates=None),
+        levels={"region": [LevelCount(str(key), 2, weight)], "grade": []},
     )
     back = DayCells.from_json(json.loads(json.dumps(cells.to_json())))
     ((k, v),) = back.cells.items()
@@ -246,6 +257,7 @@ def test_a_cell_reads_back_from_json_as_it_was(
     assert repr(k) == repr(cell_key)  # equal, and of the same types (NaN included)
     assert list(back.sums.values()) == [[0.5, float("inf"), -0.0]]
     assert back.exclusions == cells.exclusions
+    assert back.levels == cells.levels
 
 
 def test_a_model_with_thousands_of_segments_reads_its_windows_whole(tmp_path: Path) -> None:
