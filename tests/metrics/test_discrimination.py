@@ -258,3 +258,20 @@ def test_a_weighted_perfect_ranking_has_an_auc_of_exactly_one() -> None:
     assert accuracy.gini == 1.0
     test = auc_test([1, 1, 0, 1, 0, 0], [0.9, 0.8, 0.7, 0.6, 0.2, 0.1], initial_auc=auc.auc)
     assert 0.0 < test.pvalue < 1.0
+
+
+@pytest.mark.parametrize(
+    ("n_bad", "n_good", "shift"),
+    [(3, 400, 0.5), (90, 2_000, 0.3), (120, 2_000, 2.5), (700, 900, 1.5), (1_500, 1_400, 0.05)],
+)
+def test_both_exact_ks_pvalue_ways_are_scipys(n_bad, n_good, shift):
+    # row by row (samples of very different sizes) and anti-diagonal by anti-diagonal (about
+    # the same size) give scipy's exact p-value, tiny ones (1e-100 and below) included
+    from riskmon.metrics._ks_pvalue import _by_diagonals, _by_rows
+
+    rng = np.random.default_rng(n_bad)
+    bads, goods = rng.normal(shift, size=n_bad), rng.normal(size=n_good)
+    ref = stats.ks_2samp(bads, goods, method="exact")
+    for way in (_by_rows, _by_diagonals):
+        p = way(n_bad, n_good, ref.statistic)
+        assert p == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-300), (way.__name__, ref.pvalue)
