@@ -2,8 +2,13 @@
 
 Numeric bins become a balanced tree of ``CASE WHEN x <= edge`` tests, so a row costs
 ⌈log₂(bins)⌉ comparisons however fine the binning (a 4,000-cell score grid costs 12); the edges
-are bound parameters. Categorical bins compare the column's text (``CAST(x AS VARCHAR)``, the
-database's own rendering, which the streaming reader selects too) with each bin's levels. NULL
+are bound parameters. On PostgreSQL the same index is ``width_bucket`` over the edges bound as
+one array (a binary search in C: 0.30 s against 0.74 s for the tree of a 4,000-cell grid over
+1M rows, the same counts; about the same for ten bins), given the next double above each edge
+so that ``width_bucket``'s lower-closed buckets are the right-closed bins.
+
+Categorical bins compare the column's text (``CAST(x AS VARCHAR)``, the database's own
+rendering, which the streaming reader selects too) with each bin's levels. NULL
 goes to the missing bin, a level unseen when the binning was frozen to the unseen bin, and a
 special value to its own bin, tested before any ordinary bin — the same rules as
 :meth:`Binning.assign`.
@@ -12,9 +17,14 @@ special value to its own bin, tested before any ordinary bin — the same rules 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
+import numpy as np
 from sqlalchemy import ColumnElement, Double, Integer, String, case, cast, literal
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.visitors import InternalTraversal
+from sqlalchemy.types import ARRAY
 
 from riskmon.metrics import Binning
 
@@ -37,12 +47,49 @@ def _numeric_tree(
     )
 
 
+class NumericBin(ColumnElement[int]):
+    """The bin of a non-NULL ``x`` among right-closed bins: how many edges are below ``x``.
+
+    Rendered as :func:`_numeric_tree` everywhere but on PostgreSQL. Both forms are built when
+    the statement is, so that every rendering of one expression (in the select list and in
+    ``GROUP BY``) binds the same parameters.
+    """
+
+    type = Integer()
+    inherit_cache = True
+    _traverse_internals: ClassVar[list[tuple[str, InternalTraversal]]] = [
+        ("x", InternalTraversal.dp_clauseelement),
+        ("tree", InternalTraversal.dp_clauseelement),
+        ("above", InternalTraversal.dp_clauseelement),
+    ]
+
+    def __init__(self, x: ColumnElement[Any], edges: Sequence[float]) -> None:
+        self.x = x
+        self.tree = _numeric_tree(x, edges, 0, len(edges))
+        # width_bucket(x, t) counts the thresholds t <= x; the next double above an edge is
+        # <= x exactly when the edge is < x (a NaN, above every number, in the last bin, as
+        # in the tree)
+        above = np.nextafter(np.asarray(edges, dtype=np.float64), np.inf).tolist()
+        self.above = literal(above, ARRAY(Double))
+
+
+@compiles(NumericBin)
+def _numeric_bin(element: NumericBin, compiler: SQLCompiler, **kw: Any) -> str:
+    return compiler.process(element.tree, **kw)
+
+
+@compiles(NumericBin, "postgresql")
+def _numeric_bin_postgresql(element: NumericBin, compiler: SQLCompiler, **kw: Any) -> str:
+    x, above = compiler.process(element.x, **kw), compiler.process(element.above, **kw)
+    return f"width_bucket({x}, {above})"
+
+
 def bin_expression(column: ColumnElement[Any], binning: Binning) -> ColumnElement[int]:
     """The bin index of ``column`` under ``binning``, as SQL."""
     special = zip(binning.special, binning.special_indices, strict=True)
     if binning.kind == "numeric":
         edges = [float(e) for e in binning.edges]
-        value_bins = _numeric_tree(column, edges, 0, len(edges))
+        value_bins = NumericBin(column, edges)
         numbers = [(column == literal(float(v), Double), i) for v, i in special]
         return case((column.is_(None), binning.missing_index), *numbers, else_=value_bins)
     unseen = binning.unseen_index
