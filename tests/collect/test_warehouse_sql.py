@@ -204,11 +204,15 @@ def test_every_statement_compiles_parses_and_binds_its_values(
     assert positional is (target == "trino")
     assert len(statements) > 50
     kinds = set()
+    parsed: set[str] = set()  # the same SQL (another day's or window's values) is checked once
     for statement in statements:
         if profile.group_by_position:
             statement = group_by_position(statement)
         compiled = statement.compile(dialect=dialect, compile_kwargs={"render_postcompile": True})
         sql = str(compiled)
+        if sql in parsed:
+            continue
+        parsed.add(sql)
         tree = sqlglot.parse_one(_NAMED.sub("?", sql), read=glot)
         assert list(_functions(tree)) == [], sql
         assert _literals(tree) == [], sql
