@@ -6,8 +6,10 @@ The loans are those of ``bench_collect.py`` (its generator and loaders, imported
 cohort, labeled but for 4 % unmatured), half in March 2025 (the current population,
 unlabeled), with a PD score, the 0/1 label, a weight (``exposure``), a segment (``channel``, 3
 values), 12 numeric and 8 categorical characteristics. They are loaded into a throw-away
-PostgreSQL database ``riskmon_bench_whole_<rows>`` (by ``COPY``) and a DuckDB file in the work
-folder, both dropped at the end unless ``--keep``.
+PostgreSQL database ``riskmon_bench_whole_<rows>`` (by ``COPY``), a DuckDB file in the work
+folder and Parquet files there that a Spark Thrift server (``local[2]``, started from PyPI's
+pyspark by ``tests/spark_server.py``, ``--spark-driver-memory``, stopped by its PID at the end)
+reads as table ``loans`` through ``hive://``; all dropped at the end unless ``--keep``.
 
 The model is ``bench_run.py``'s (every characteristic, baseline the first 7 days of January,
 a 1-month stability window, a 2-month performance window, run as of 2025-03-31: current =
@@ -68,9 +70,11 @@ Ratios: (b)/(a) of the medians, and, on PostgreSQL, the run's DB seconds / (c). 
 untimed (a) per engine warms PostgreSQL's buffers and the page cache. Results: JSON lines to
 ``--out``, a Markdown table on stdout.
 
-Run (PostgreSQL on 127.0.0.1, its database created and dropped by the script):
+Run (PostgreSQL on 127.0.0.1, its database created and dropped by the script; Spark needs
+Java and ``pip install pyspark 'riskmon[spark]'``):
 
     .venv/bin/python benchmarks/bench_whole.py --rows 1000000 --repeats 5
+    .venv/bin/python benchmarks/bench_whole.py --rows 1000000 --repeats 3 --engines spark duckdb
 """
 
 from __future__ import annotations
@@ -87,7 +91,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +105,7 @@ bc.BENCH_DB = "riskmon_bench_whole"
 
 MODEL = br.MODEL
 AS_OF = br.AS_OF
-ENGINES = ("postgresql", "duckdb")
+ENGINES = ("postgresql", "duckdb", "spark")
 SOURCE_LINE = "      statement_timeout_seconds: 7200\n"
 COLUMNS = ["pd_score", "bad", "exposure", "channel", *bc.NUMERIC, *bc.CATEGORICAL]
 #: the score deciles of the baseline: the bins of PSI, calibration and (c)
@@ -662,6 +666,31 @@ def measure(
             group_by[0].dispose()
 
 
+@contextlib.contextmanager
+def _spark(args: argparse.Namespace, workdir: Path) -> Iterator[str]:
+    """A Spark Thrift server (``local[2]``) with the loans as a table over Parquet files (the
+    same generator and seed as the other engines'); its URL. Stopped by its PID at the end."""
+    import bench_spark as bs
+
+    from tests import spark_server
+
+    why = spark_server.missing()
+    if why:
+        raise SystemExit(f"spark: {why}")
+    parquet = workdir / f"parquet_{args.rows}"
+    if not (args.keep and parquet.exists()):
+        shutil.rmtree(parquet, ignore_errors=True)
+        bs.write_parquet(parquet, args.rows, args.chunk_rows, args.seed)
+    server = spark_server.start(workdir / "spark", driver_memory=args.spark_driver_memory)
+    try:
+        bs.create_table(server, parquet)
+        yield server.url
+    finally:
+        spark_server.stop(server.pid)
+        if not args.keep:
+            shutil.rmtree(parquet, ignore_errors=True)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -678,6 +707,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--chunk-rows", type=int, default=500_000)
     parser.add_argument("--seed", type=int, default=2025)
+    parser.add_argument("--spark-driver-memory", default="4g", help="the Thrift server's")
     parser.add_argument("--pg-server", default=bc.DEFAULT_PG_SERVER)
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=Path("bench_whole.jsonl"))
@@ -704,8 +734,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     duckdb_file = workdir / f"loans_{args.rows}.duckdb"
     try:
-        postgresql = "postgresql" in args.engines
-        with br._database(args) if postgresql else contextlib.nullcontext("") as pg:
+        with contextlib.ExitStack() as stack:
+            postgresql = "postgresql" in args.engines
+            pg = stack.enter_context(br._database(args)) if postgresql else ""
             setups = {}
             for engine in args.engines:
                 if engine == "duckdb" and not (args.keep and duckdb_file.exists()):
@@ -713,7 +744,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                     bc.load_duckdb(duckdb_file, args.rows, args.chunk_rows, args.seed)
                     seconds = time.perf_counter() - start
                     print(f"# DuckDB: loaded {args.rows} loans in {seconds:.1f} s", file=sys.stderr)
-                url = pg if engine == "postgresql" else f"duckdb:///{duckdb_file}"
+                if engine == "spark":
+                    url = stack.enter_context(_spark(args, workdir))
+                else:
+                    url = pg if engine == "postgresql" else f"duckdb:///{duckdb_file}"
                 setups[engine] = prepare(engine, url, workdir)
             measure(args, setups, record)
     finally:
