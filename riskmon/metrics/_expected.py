@@ -182,13 +182,27 @@ def poisson_binomial_pmf(n: Any, pd: Any) -> FloatArray:
     >>> poisson_binomial_pmf([1, 1], [0.5, 0.2]).round(3).tolist()
     [0.4, 0.5, 0.1]
     """
-    from scipy.stats import binom  # scipy.stats costs a second to import: when used
-
+    binomial = _binomial_pmf()
     pmf = np.ones(1)
     for count, p in zip(np.asarray(n, dtype=np.int64), np.asarray(pd, np.float64), strict=True):
         if count > 0:
-            pmf = np.convolve(pmf, binom.pmf(np.arange(count + 1), count, p))
+            pmf = np.convolve(pmf, binomial(np.arange(count + 1), count, p))
     return np.asarray(pmf, dtype=np.float64)
+
+
+def _binomial_pmf() -> Any:
+    """The binomial pmf ``(k, n, p)`` as ``scipy.stats.binom.pmf`` evaluates it: its ufunc
+    itself where this SciPy has it (scipy.special's ``_binom_pmf``, which ``binom.pmf`` calls
+    after checking its arguments: 5 µs a call against 40, and no import of scipy.stats, which
+    costs a second), else ``binom.pmf``. The arguments here are valid by construction."""
+    try:
+        from scipy.special._ufuncs import _binom_pmf
+
+        return _binom_pmf
+    except ImportError:
+        from scipy.stats import binom
+
+        return binom.pmf
 
 
 def defaults_interval(

@@ -162,3 +162,18 @@ def test_docstring_examples(module: str) -> None:
     result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0
     assert result.failed == 0
+
+
+def test_the_poisson_binomial_pmf_convolves_scipys_binomial_pmfs_exactly():
+    # the binomial pmf is evaluated as scipy.stats.binom.pmf evaluates it, to the bit, PDs of
+    # exactly 0 and 1 included
+    from scipy.stats import binom
+
+    rng = np.random.default_rng(3)
+    counts = np.r_[rng.integers(0, 40, 12), 5, 7]
+    pds = np.r_[rng.random(12), 0.0, 1.0]
+    expected = np.ones(1)
+    for count, p in zip(counts, pds, strict=True):
+        if count > 0:
+            expected = np.convolve(expected, binom.pmf(np.arange(count + 1), count, p))
+    assert np.array_equal(poisson_binomial_pmf(counts, pds), expected)
