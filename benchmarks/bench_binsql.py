@@ -46,9 +46,7 @@ def _statements(table: Table, edges: list[float]) -> dict[str, Any]:
     out = {}
     for form, key in (("width_bucket", numeric), ("case tree", numeric.tree)):
         k = key.label("k")
-        out[form] = select(k, table.c.y, func.count(), func.sum(table.c.x)).group_by(
-            k, table.c.y
-        )
+        out[form] = select(k, table.c.y, func.count(), func.sum(table.c.x)).group_by(k, table.c.y)
     return out
 
 

@@ -17,12 +17,13 @@ special value to its own bin, tested before any ordinary bin — the same rules 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from sqlalchemy import ColumnElement, Double, Integer, String, case, cast, literal
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.selectable import FromClause
 from sqlalchemy.sql.visitors import InternalTraversal
 from sqlalchemy.types import ARRAY
 
@@ -57,7 +58,8 @@ class NumericBin(ColumnElement[int]):
 
     type = Integer()
     inherit_cache = True
-    _traverse_internals: ClassVar[list[tuple[str, InternalTraversal]]] = [
+    # a list, as SQLAlchemy's own elements declare it
+    _traverse_internals = [  # noqa: RUF012
         ("x", InternalTraversal.dp_clauseelement),
         ("tree", InternalTraversal.dp_clauseelement),
         ("above", InternalTraversal.dp_clauseelement),
@@ -71,6 +73,11 @@ class NumericBin(ColumnElement[int]):
         # in the tree)
         above = np.nextafter(np.asarray(edges, dtype=np.float64), np.inf).tolist()
         self.above = literal(above, ARRAY(Double))
+
+    @property
+    def _from_objects(self) -> list[FromClause]:
+        # the tables the expression reads (a SELECT of it alone reads them too)
+        return self.x._from_objects
 
 
 @compiles(NumericBin)

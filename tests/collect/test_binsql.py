@@ -90,3 +90,19 @@ def test_a_nan_falls_in_the_last_bin_in_both_forms(postgres_url: str) -> None:
     finally:
         engine.dispose()
     assert tuple(got) == (len(EDGES), len(EDGES))
+
+
+def test_a_select_of_the_bin_alone_reads_its_table(url: str) -> None:
+    # the expression names the tables it reads: no other column needs to bring them in
+    table = Table("one_value", MetaData(), Column("x", Double))
+    engine = create_engine(url)
+    try:
+        with engine.begin() as connection:
+            table.create(connection)
+            connection.execute(insert(table), [{"x": 1.5}])
+            edges = ((1.0, 2.0, 3.0), (2.0, 3.0, 4.0), (0.5, 1.0, 1.4), (1.0, 2.0, 3.0))
+            got = [connection.execute(select(NumericBin(table.c.x, e))).scalar_one() for e in edges]
+            table.drop(connection)
+    finally:
+        engine.dispose()
+    assert got == [1, 0, 3, 1]
