@@ -30,6 +30,11 @@ SECONDS_PER_BYTE = 1.0
 SLOW_ANSWER = b"HTTP/1.1 200 OK\r\nX-Padding: " + b"." * 200 + b"\r\nContent-Length: 2\r\n\r\nok"
 #: how much later than a deadline a delivery (or a run's notifications) may end
 SLACK_SECONDS = 1.5
+#: how much more than the notifications' bound may pass between one model's stored end and the
+#: next one's start: the store's commits and the next run's claim, on a machine that may be
+#: running other test processes (4.7 s was seen with a 2 s bound); the delivery timeout it is
+#: told apart from is 30 s
+BETWEEN_RUNS_SLACK_SECONDS = 6.0
 #: upper bound on stopping the server's threads
 JOIN_TIMEOUT = 10.0
 AS_OF = dt.date(2025, 3, 31)
@@ -177,7 +182,7 @@ def test_a_slow_channel_delays_the_next_models_run_by_at_most_the_bound(
         loans,
         tmp_path,
         models={"first": slow, "second": []},
-        delivery_timeout_seconds=10.0,
+        delivery_timeout_seconds=30.0,
         run_timeout_seconds=2.0,
     )
 
@@ -190,5 +195,5 @@ def test_a_slow_channel_delays_the_next_models_run_by_at_most_the_bound(
     assert first.finished_at is not None
     assert second.started_at is not None
     waited = (second.started_at - first.finished_at).total_seconds()
-    assert waited < 2.0 + SLACK_SECONDS
+    assert waited < 2.0 + BETWEEN_RUNS_SLACK_SECONDS
     assert slow_server.connections == 1
