@@ -338,7 +338,7 @@ def run(
         n_sums = 1 + request.n_sums if statement.sums.pd else 0
         n_moments = 1 + request.n_moments if statement.sums.moments else 0
         n_tail = n_measures + n_sums + n_moments
-        for row in connection.execute(statement.select).all():
+        for row in connection.execute(statement.select):  # a row at a time, never all as objects
             measures = row[-n_tail:]
             n, w = measures[0], (measures[1] if weighted else None)
             end = len(row) - n_moments

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from riskmon.collect.compact import CountTables
 from riskmon.collect.migration_tables import MigrationTables
 from riskmon.collect.request import CollectRequest, Variable
 from riskmon.metrics import (
@@ -48,10 +49,17 @@ class Aggregate:
     #: per ``moments`` variable: rows whose realised target was NaN or infinite
     invalid_targets: dict[str, int] = field(default_factory=dict)
 
+    #: each distinct segment values' tuple, shared by every cell of the segment
+    _segments: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
+
     def add(
         self, key: Key, rows: int, weight: float | None, sums: Any = None, moments: Any = None
     ) -> None:
-        cell = self.cells[key]
+        cell = self.cells.get(key)
+        if cell is None:  # a new cell: kept under its segment's one tuple (and one string)
+            population, variable, values, label, bin_key = key
+            key = (population, variable, self._segments.setdefault(values, values), label, bin_key)
+            cell = self.cells[key]
         cell[0] += int(rows)
         cell[1] += float(rows if weight is None else weight)
         for held, values in ((self.sums, sums), (self.moments, moments)):
@@ -105,7 +113,8 @@ class PopulationCounts:
 class CollectedTables:
     """Count tables by population, variable and segment, and the row counts behind them."""
 
-    tables: dict[tuple[str, str, str], CountTable]
+    #: a fine binning's sparse tables are held compactly (:class:`~.compact.CountTables`)
+    tables: Mapping[tuple[str, str, str], CountTable]
     counts: dict[tuple[str, str], PopulationCounts]  # (population, segment) -> counts
     #: PD sums per (population, variable, segment) of the variables collected with ``sums``
     pd_tables: dict[tuple[str, str, str], PdTable] = field(default_factory=dict)
@@ -165,43 +174,30 @@ def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
     labeled = {p.name: p.labeled for p in request.populations}
     # a joint table is on its integer keys, not on bins
     binnings = {v.name: None if v.crossed else v.binning for v in request.variables}
-    rows: dict[tuple[str, str, str], list[tuple[Any, Any, int, float]]] = defaultdict(list)
-    summed: dict[tuple[str, str, str], list[tuple[int, int, float, float, Any]]] = defaultdict(list)
-    moments: dict[tuple[str, str, str], list[tuple[int, float, float, Any]]] = defaultdict(list)
-    rollups: dict[tuple[Any, ...], list[str]] = {}  # a few distinct segment values
-    for cell_key, (n, w) in aggregate.cells.items():
-        population, variable, segment_values, label, key = cell_key
-        segments = rollups.get(segment_values)
-        if segments is None:
-            segments = rollups[segment_values] = list(_rollups(request, segment_values))
-        row = (key, label, int(n), w)
-        sums = aggregate.sums.get(cell_key)
-        cell_moments = aggregate.moments.get(cell_key)
-        # the PD sums and the moments of the loans the count tables count (a labeled
-        # population's loans without a label are counted apart)
-        counted = not (labeled[population] and label is None)
-        for segment in segments:
-            rows[(population, variable, segment)].append(row)
-            if sums is not None and counted:
-                label_ = _label(label) if labeled[population] else 0
-                summed[(population, variable, segment)].append((key, label_, int(n), w, sums))
-            if cell_moments is not None and counted:
-                moments[(population, variable, segment)].append((key, int(n), w, cell_moments))
-    tables: dict[tuple[str, str, str], CountTable] = {}
+    sums = _Sums(defaultdict(list), defaultdict(list))
+    tables = CountTables()
     counts: dict[tuple[str, str], PopulationCounts] = {}
     first_variable = request.variables[0].name
-    for (population, variable, segment), group in rows.items():
+    # one variable of one population at a time: only its rows per segment are held at once
+    # beside the cells (with thousands of segments, all rows at once doubled the cells' memory)
+    by_variable: dict[tuple[str, str], list[Key]] = defaultdict(list)
+    for cell_key in aggregate.cells:
+        by_variable[(cell_key[0], cell_key[1])].append(cell_key)
+    rollups: dict[tuple[Any, ...], list[str]] = {}  # a few distinct segment values
+    for (population, variable), cell_keys in by_variable.items():
         is_labeled = labeled[population]
-        usable = [r for r in group if r[1] is not None] if is_labeled else group
-        tables[(population, variable, segment)] = CountTable.from_rows(
-            ((key, _label(label) if is_labeled else None, n, w) for key, label, n, w in usable),
-            binning=binnings[variable],
-            labeled=is_labeled,
-        )
-        if variable == first_variable:
-            n_all = sum(r[2] for r in group)
-            n_unlabeled = sum(r[2] for r in group if r[1] is None)
-            counts[(population, segment)] = PopulationCounts(n_all, n_unlabeled)
+        rows = _segment_rows(request, aggregate, cell_keys, is_labeled, rollups, sums)
+        for segment, group in rows.items():
+            usable = [r for r in group if r[1] is not None] if is_labeled else group
+            tables[(population, variable, segment)] = CountTable.from_rows(
+                ((key, _label(label) if is_labeled else None, n, w) for key, label, n, w in usable),
+                binning=binnings[variable],
+                labeled=is_labeled,
+            )
+            if variable == first_variable:
+                n_all = sum(r[2] for r in group)
+                n_unlabeled = sum(r[2] for r in group if r[1] is None)
+                counts[(population, segment)] = PopulationCounts(n_all, n_unlabeled)
     # a population with no rows still gets its (empty) tables, so a run can say "no loans"
     for empty in request.populations:
         if (empty.name, ALL) in counts:
@@ -214,11 +210,53 @@ def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
     return CollectedTables(
         tables=tables,
         counts=counts,
-        pd_tables=_pd_tables(request, summed),
-        target_tables=_target_tables(request, moments),
+        pd_tables=_pd_tables(request, sums.pd),
+        target_tables=_target_tables(request, sums.moments),
         invalid_pd=aggregate.invalid_pd,
         windows={p.name: p.window for p in request.populations},
     )
+
+
+@dataclass(frozen=True)
+class _Sums:
+    """The PD sums and the target's moments of the cells, per (population, variable, segment)."""
+
+    pd: dict[tuple[str, str, str], list[tuple[int, int, float, float, Any]]]
+    moments: dict[tuple[str, str, str], list[tuple[int, float, float, Any]]]
+
+
+def _segment_rows(
+    request: CollectRequest,
+    aggregate: Aggregate,
+    cell_keys: list[Key],
+    labeled: bool,
+    rollups: dict[tuple[Any, ...], list[str]],
+    sums: _Sums,
+) -> dict[str, list[tuple[Any, Any, int, float]]]:
+    """The rows ``(key, label, rows, weight)`` per segment of one population's variable (its
+    ``cell_keys``); its PD sums and moments are added to ``sums``."""
+    rows: dict[str, list[tuple[Any, Any, int, float]]] = defaultdict(list)
+    for cell_key in cell_keys:
+        population, variable, segment_values, label, key = cell_key
+        n, w = aggregate.cells[cell_key]
+        segments = rollups.get(segment_values)
+        if segments is None:
+            segments = rollups[segment_values] = list(_rollups(request, segment_values))
+        row = (key, label, int(n), w)
+        cell_sums = aggregate.sums.get(cell_key)
+        cell_moments = aggregate.moments.get(cell_key)
+        # the PD sums and the moments of the loans the count tables count (a labeled
+        # population's loans without a label are counted apart)
+        counted = not (labeled and label is None)
+        for segment in segments:
+            rows[segment].append(row)
+            table = (population, variable, segment)
+            if cell_sums is not None and counted:
+                label_ = _label(label) if labeled else 0
+                sums.pd[table].append((key, label_, int(n), w, cell_sums))
+            if cell_moments is not None and counted:
+                sums.moments[table].append((key, int(n), w, cell_moments))
+    return rows
 
 
 def _pd_tables(
