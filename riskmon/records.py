@@ -187,7 +187,7 @@ _SEVERITY = {Status.NOT_EVALUABLE: -1, Status.GREEN: 0, Status.AMBER: 1, Status.
 FAILED = "FAILED"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FigureRecord:
     """One figure: a value, or None with the reason it is not available, and the parameters
     that produced it."""
@@ -201,7 +201,7 @@ class FigureRecord:
     params: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BinRecord:
     """One bin of one variable in a run.
 
@@ -229,7 +229,7 @@ class BinRecord:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AlertRecord:
     """The outcome of one alert rule: its status, the value it judged, the thresholds it
     used, and a message that says why."""

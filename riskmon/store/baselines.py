@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import fields
@@ -23,6 +24,7 @@ from riskmon import __version__
 from riskmon.records import FigureRecord
 from riskmon.store import models as m
 from riskmon.store._session import (
+    INSERT_BATCH,
     StoreConflict,
     StoreSession,
     _utc,
@@ -227,8 +229,15 @@ def _bins_by_variable(
         .order_by(m.BaselineBin.variable_id, m.BaselineBin.segment, m.BaselineBin.bin_index)
     )
     bins_of: dict[int, list[BaselineBinRecord]] = {}
-    for row in session.execute(query):
+    # read in batches: a list of every raw row at once would double the bins' memory
+    for row in session.execute(query.execution_options(yield_per=INSERT_BATCH)):
         values = read_row(row._asdict())
+        # a segment's name and a bin's label repeat over hundreds of thousands of bins: one
+        # string each instead of a copy a bin
+        values["segment"], values["label"] = (
+            sys.intern(values["segment"]),
+            sys.intern(values["label"]),
+        )
         bins_of.setdefault(values.pop("variable_id"), []).append(BaselineBinRecord(**values))
     return bins_of
 

@@ -13,7 +13,7 @@ from typing import Any
 from riskmon.records import FigureRecord
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BaselineBinRecord:
     """The baseline's counts in one bin: all loans, and the labeled loans' goods and bads."""
 
