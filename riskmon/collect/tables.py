@@ -250,12 +250,16 @@ def _segment_rows(
         counted = not (labeled and label is None)
         for segment in segments:
             rows[segment].append(row)
-            table = (population, variable, segment)
-            if cell_sums is not None and counted:
-                label_ = _label(label) if labeled else 0
-                sums.pd[table].append((key, label_, int(n), w, cell_sums))
-            if cell_moments is not None and counted:
-                sums.moments[table].append((key, int(n), w, cell_moments))
+        if not counted:
+            continue
+        if cell_sums is not None:
+            summed = (key, _label(label) if labeled else 0, int(n), w, cell_sums)
+            for segment in segments:
+                sums.pd[(population, variable, segment)].append(summed)
+        if cell_moments is not None:
+            moments = (key, int(n), w, cell_moments)
+            for segment in segments:
+                sums.moments[(population, variable, segment)].append(moments)
     return rows
 
 
