@@ -25,6 +25,7 @@ from riskmon.store.engine import store_engine
 from riskmon.store.migrate import upgrade
 
 from . import spark_server
+from .figures.books import migrated_sqlite
 from .spark_server import SparkServer
 
 #: the PostgreSQL server tests may create throw-away databases on (set by .ci/run)
@@ -146,8 +147,12 @@ def engine(store_url: str) -> Iterator[Engine]:
 
 @pytest.fixture
 def store(engine: Engine) -> MetricStore:
-    """A freshly migrated metric store."""
-    upgrade(engine)
+    """A freshly migrated metric store (on SQLite, a copy of one migrated once per worker)."""
+    path = Path(engine.url.database or "") if engine.dialect.name == "sqlite" else None
+    if path is not None and not path.exists():
+        migrated_sqlite(path)
+    else:
+        upgrade(engine)
     return MetricStore(engine)
 
 

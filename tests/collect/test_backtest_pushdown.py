@@ -177,16 +177,15 @@ def test_backtest_from_pushdown_equals_pandas(
     load(url, frame)
     req = _request(weighted, segmented)
     parts = _parts(frame, segmented)
+    expected = {segment: _expected(part, weighted) for segment, part in parts.items()}
+    missing = frame["pd_score"].isna() & frame["score_date"].map(DateWindow(*CURRENT).__contains__)
     with Source(model_config(url, weighted=weighted)) as source:
         for strategy in STRATEGIES_BY_DIALECT[dialect]:
             collected = collect(source, req, strategy=strategy)
-            missing = frame["pd_score"].isna() & frame["score_date"].map(
-                DateWindow(*CURRENT).__contains__
-            )
             assert collected.exclusions["current"].null_score == int(missing.sum())
-            for segment, part in parts.items():
+            for segment, wanted in expected.items():
                 joint = collected.target_tables[("current", "backtest", segment)]
                 table = BacktestTable.from_joint(
                     joint, labels=ECB_SEGMENT_LABELS, n_realised=N_REALISED
                 )
-                _check(table, _expected(part, weighted), (dialect, strategy, segment))
+                _check(table, wanted, (dialect, strategy, segment))

@@ -3,6 +3,12 @@ freshly migrated metric store."""
 
 from __future__ import annotations
 
+import atexit
+import functools
+import shutil
+import sqlite3
+import tempfile
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +17,7 @@ from sqlalchemy import create_engine
 
 from riskmon.config import ModelConfig, RiskmonConfig, parse_config
 from riskmon.store import MetricStore
+from riskmon.store.engine import store_engine
 from riskmon.store.migrate import upgrade
 
 
@@ -39,11 +46,34 @@ def book_model(url: str, **model: Any) -> ModelConfig:
     return parse_config({"models": [config]}, source="test", env={}).models[0]
 
 
+@functools.cache
+def _migrated_template() -> Path:
+    """A SQLite store migrated to the head revision, once per test process (the migrations
+    themselves are tested in tests/store); removed when the process exits."""
+    folder = Path(tempfile.mkdtemp(prefix="riskmon-store-template-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    path = folder / "store.db"
+    engine = store_engine(f"sqlite:///{path}")
+    try:
+        upgrade(engine)
+    finally:
+        engine.dispose()
+    return path
+
+
+def migrated_sqlite(path: Path) -> None:
+    """Make ``path`` a SQLite store at the head revision: a copy (SQLite's backup) of
+    :func:`_migrated_template`, the same pages as migrating it anew in a fraction of the time."""
+    template = _migrated_template()
+    with closing(sqlite3.connect(template)) as source, closing(sqlite3.connect(path)) as target:
+        source.backup(target)
+
+
 def fresh_store(folder: Path) -> MetricStore:
     """A migrated SQLite metric store in ``folder``."""
-    store = MetricStore.open(f"sqlite:///{folder / 'store.db'}")
-    upgrade(store.engine)
-    return store
+    path = folder / "store.db"
+    migrated_sqlite(path)
+    return MetricStore.open(f"sqlite:///{path}")
 
 
 def report_config(store: MetricStore, model: ModelConfig, folder: Path) -> RiskmonConfig:
