@@ -63,7 +63,8 @@ def _migrated_template() -> Path:
 
 def migrated_sqlite(path: Path) -> None:
     """Make ``path`` a SQLite store at the head revision: a copy (SQLite's backup) of
-    :func:`_migrated_template`, the same pages as migrating it anew in a fraction of the time."""
+    :func:`_migrated_template`, the schema and version a migration would leave, in a fraction
+    of its time."""
     template = _migrated_template()
     with closing(sqlite3.connect(template)) as source, closing(sqlite3.connect(path)) as target:
         source.backup(target)
