@@ -21,7 +21,7 @@ from sqlalchemy.engine import make_url
 
 from riskmon.cli import cli
 from riskmon.store import MetricStore
-from riskmon.store.engine import store_engine
+from riskmon.store.engine import sqlite_file, store_engine
 from riskmon.store.migrate import upgrade
 
 from . import spark_server
@@ -148,7 +148,7 @@ def engine(store_url: str) -> Iterator[Engine]:
 @pytest.fixture
 def store(engine: Engine) -> MetricStore:
     """A freshly migrated metric store (on SQLite, a copy of one migrated once per worker)."""
-    path = Path(engine.url.database or "") if engine.dialect.name == "sqlite" else None
+    path = sqlite_file(engine)
     if path is not None and not path.exists():
         migrated_sqlite(path)
     else:
