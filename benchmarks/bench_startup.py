@@ -6,7 +6,10 @@ evenly over the cases:
 - ``riskmon --help``: wall time of the installed console script, from spawn to exit;
 - ``import <module>`` for ``riskmon.metrics`` and ``riskmon.run``: wall time of
   ``python -c "import <module>"`` less that of ``python -c "pass"`` (the bare interpreter);
-- which heavy third-party modules ``riskmon --help`` loads (none is the goal).
+- which heavy third-party modules ``riskmon --help`` loads (none is the goal);
+- every report template loaded, in a process whose cache of compiled templates is empty
+  (``TMPDIR`` a new folder each time: every template compiled) and in one that finds them
+  kept by an earlier process: the difference is what the cache saves each ``riskmon run``.
 
 Reported: the median of ``--repeats`` runs (and the minimum, the least disturbed run).
 
@@ -16,11 +19,13 @@ Reported: the median of ``--repeats`` runs (and the minimum, the least disturbed
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,9 +43,23 @@ def _console_script() -> list[str]:
     return [found] if found else [sys.executable, "-m", "riskmon"]
 
 
-def _wall(command: list[str]) -> float:
+#: loads every report template (compiling those not kept in the cache folder)
+TEMPLATES = (
+    "from riskmon.report.render import environment\n"
+    "env = environment()\n"
+    "for name in env.list_templates():\n"
+    "    env.get_template(name)\n"
+)
+
+
+def _wall(command: list[str], tmpdir: str | None = None) -> float:
+    """Seconds from spawn to exit; with ``tmpdir``, the process's TMPDIR (where Jinja2 keeps
+    its cache of compiled templates)."""
+    env = None if tmpdir is None else {**os.environ, "TMPDIR": tmpdir}
     start = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+    )
     return time.perf_counter() - start
 
 
@@ -67,13 +86,22 @@ def main() -> None:
         "riskmon --help": [*_console_script(), "--help"],
         "python (bare interpreter)": [sys.executable, "-c", "pass"],
         **{f"import {m}": [sys.executable, "-c", f"import {m}"] for m in MODULES},
+        "templates compiled (empty cache)": [sys.executable, "-c", TEMPLATES],
+        "templates kept by an earlier process": [sys.executable, "-c", TEMPLATES],
     }
+    kept = tempfile.mkdtemp(prefix="riskmon-bench-kept-")
+
+    def tmpdir(name: str) -> str | None:
+        if name.startswith("templates compiled"):
+            return tempfile.mkdtemp(prefix="riskmon-bench-empty-")
+        return kept if name.startswith("templates kept") else None
+
     times: dict[str, list[float]] = {name: [] for name in cases}
-    for command in cases.values():  # warm the file cache and the bytecode
-        _wall(command)
+    for name, command in cases.items():  # warm the file cache, the bytecode, the kept templates
+        _wall(command, tmpdir(name))
     for _ in range(args.repeats):
         for name, command in cases.items():
-            times[name].append(_wall(command))
+            times[name].append(_wall(command, tmpdir(name)))
 
     bare = times["python (bare interpreter)"]
     print(f"Python {platform.python_version()}, {platform.system()} {platform.machine()}, ", end="")

@@ -4,6 +4,7 @@ run; the Hypothesis profile; and the time each test directory took, printed at t
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import uuid
@@ -55,6 +56,15 @@ def _no_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test sees the same terminal: none. pytest-xdist's workers set ``COLUMNS=80``,
     which the single-process run does not; a test that needs a width sets it itself."""
     monkeypatch.delenv("COLUMNS", raising=False)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """riskmon compiled to bytecode once, before any worker starts: the many ``riskmon``
+    processes the tests start (commands, schedulers, killed runs) would each compile its
+    modules again where ``PYTHONDONTWRITEBYTECODE`` is set (as on the CI machines) and the
+    install is editable; a module changed later is recompiled by Python as usual."""
+    if not hasattr(config, "workerinput"):
+        compileall.compile_dir(REPO_ROOT / "riskmon", quiet=1)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
