@@ -164,7 +164,7 @@ def _read(store: Any, as_of: dt.date) -> dict[str, Any]:
     }
 
 
-def child(kind: str, config_file: str, as_of: str) -> dict[str, Any]:
+def child(kind: str, config_file: str, as_of: str, strategy: str = "auto") -> dict[str, Any]:
     import riskmon.run
     from riskmon.config import load_config
     from riskmon.store import MetricStore
@@ -183,7 +183,14 @@ def child(kind: str, config_file: str, as_of: str) -> dict[str, Any]:
     if kind in ("nightly", "full", "whole"):
         _morning_after(day)
         start = time.perf_counter()
-        (outcome,) = riskmon.run.run_models(config, [MODEL], day, store=store, full=kind == "full")
+        (outcome,) = riskmon.run.run_models(
+            config,
+            [MODEL],
+            day,
+            store=store,
+            full=kind == "full",
+            strategy=strategy,  # type: ignore[arg-type]
+        )
         seconds = time.perf_counter() - start
         assert outcome.ok, outcome.error
         return {"seconds": seconds, "peak_rss_mb": _peak_rss_mb(), **_read(store, day)}
@@ -352,6 +359,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--restatement-days", type=int, default=7, help="source.restatement_days of the model"
     )
+    parser.add_argument(
+        "--strategy",
+        default="auto",
+        help="the collect strategy of the timed runs (nightly, full, whole), as `riskmon run "
+        "--strategy`; with one other than auto the pass by day uses it too",
+    )
     parser.add_argument("--chunk-rows", type=int, default=500_000)
     parser.add_argument("--seed", type=int, default=2025)
     parser.add_argument("--pg-server", default=bc.DEFAULT_PG_SERVER)
@@ -381,7 +394,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             for kind in order:
                 store = workdir / f"{kind}.db"
                 br.copy_store(seeded, store)
-                result = run_child([kind, str(config), str(as_of)], _env(store, workdir))
+                command = [kind, str(config), str(as_of), args.strategy]
+                result = run_child(command, _env(store, workdir))
                 record({"kind": kind, "repeat": repeat, "rows": args.rows, **result})
         if args.backfill_days:
             for kind in args.backfills:
