@@ -4,9 +4,11 @@
 (:mod:`riskmon.collect.days`: per population and score day, for the request's digest) and
 chooses the days to read: those without a cell, and those whose cell was read before the day
 settled (``source.restatement_days`` after its outcome was due,
-:func:`riskmon.collect.days.fresh_days`). :func:`keep_cells` stores the days the run read once
-the run itself is stored, in a transaction of its own; a failure there is logged and costs the
-next run a reading.
+:func:`riskmon.collect.days.fresh_days`); of these, the collect reads only the days whose
+rows changed since (:mod:`riskmon.collect.fingerprint`, where the engine hashes rows).
+:func:`keep_cells` stores the days the run read (and those found unchanged) once the run itself
+is stored, in a transaction of its own; a failure there is logged and costs the next run a
+reading.
 """
 
 from __future__ import annotations
@@ -80,12 +82,13 @@ def day_plan(
     windows = {p.name: (p.window.start, p.window.end) for p in request.populations}
     stored = {} if full else store.day_cells(model.name, digest, windows)
     newest = max((p.window.end for p in request.populations), default=read_at.date())
+    # a cohort's days are due their labels this long after the current window's
+    lag = {p.name: (newest - p.window.end).days for p in request.populations}
     fresh = {
         p.name: fresh_days(
             p.window,
             {day: read_on for (name, day), (_, read_on) in stored.items() if name == p.name},
-            # a cohort's days are due their labels this long after the current window's
-            lag_days=(newest - p.window.end).days,
+            lag_days=lag[p.name],
             restatement_days=model.source.restatement_days,
             full=full,
         )
@@ -93,7 +96,18 @@ def day_plan(
     }
     reread = {(name, day) for name, days in fresh.items() for day in days}
     kept = {key: DayCells.from_json(data) for key, (data, _) in stored.items() if key not in reread}
-    return RunDays(digest, read_at, DayPlan(fresh, kept))
+    recheck = {
+        key: cell
+        for key in reread & stored.keys()
+        if (cell := DayCells.from_json(stored[key][0])).fingerprint is not None
+    }
+    # the days read now that a later night reads again: their fingerprint is kept with them
+    settle = model.source.restatement_days
+    unsettled = {
+        day for (name, day) in reread if read_at.date() < day + dt.timedelta(lag[name] + settle)
+    }
+    printed = frozenset(unsettled | {day for _, day in recheck})
+    return RunDays(digest, read_at, DayPlan(fresh, kept, recheck, printed))
 
 
 def keep_cells(

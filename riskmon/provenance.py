@@ -58,6 +58,8 @@ def window_counts(collected: CollectedTables) -> dict[str, dict[str, Any]]:
             "days": (window.end - window.start).days + 1,
             # read from the source; the window's other days were summed from stored cells
             "days_read": collected.days_read.get(population),
+            # of the days not read, those checked against the source and found unchanged
+            "days_unchanged": collected.days_unchanged.get(population),
         }
     return out
 

@@ -6,6 +6,7 @@ RISKMON_TEST_SPARK=local, which .ci/run sets).
   computed in memory from the loans.
 - ``riskmon run`` end to end on Spark stores the figures the same run stores on SQLite, writes
   its report, and says that the reading was not snapshot-isolated.
+- A score day's fingerprint (Spark's row hash) changes with its rows, and only its own.
 - The vintage × MOB ``GROUP BY`` counts on Spark the curves pandas counts on the loans.
 - A statement past ``statement_timeout_seconds`` is cancelled by Spark and reported as such; a
   missing table is named without Spark's stack trace.
@@ -41,6 +42,7 @@ from riskmon.errors import DegenerateDataWarning, SourceError, SourceUnavailable
 
 from .collect.loans import load, loan_frame, model_config
 from .collect.test_collect import expected_tables, fitted_on, request
+from .collect.test_fingerprint import day_prints, one_change_each
 from .collect.test_properties import RANDOM_LOAN_TABLES
 from .collect.test_vintages import EVENTS, MAX_MOB, WINDOW, _expected, _with_events
 from .report.htmltree import parse
@@ -75,6 +77,27 @@ def test_every_shape_on_spark_counts_what_memory_counts(
             assert set(collected.tables) == set(expected), shape
             for key, table in expected.items():
                 assert collected.tables[key].equals(table, rtol=1e-12), (shape, key)
+
+
+def test_a_day_s_fingerprint_on_spark_changes_with_its_rows(spark: SparkServer) -> None:
+    """Spark's row hash (xxHash64 of the typed values and their NULL flags): the same rows
+    written again keep every day's fingerprint; a changed value changes its day's only."""
+    frame = loan_frame(seed=17, n=600)
+    days = sorted(set(frame["score_date"]))
+    load_spark(spark, frame)
+    before = day_prints(spark.url, days)
+    assert sum(int(p.split(":")[0]) for p in before.values()) == len(frame)
+    load_spark(spark, frame.iloc[::-1])
+    assert day_prints(spark.url, days) == before
+    for what, day, book in one_change_each(frame):
+        if what not in ("a score's last bit", "a NULL filled", "two labels exchanged"):
+            continue
+        load_spark(spark, book)
+        after = day_prints(spark.url, days)
+        assert after[day] != before[day], what
+        assert {d: p for d, p in after.items() if d != day} == {
+            d: p for d, p in before.items() if d != day
+        }, what
 
 
 @pytest.mark.parametrize("weighted", [False, True])

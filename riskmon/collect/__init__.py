@@ -28,6 +28,7 @@ from riskmon.collect.checks import (
 from riskmon.collect.days import DayCells, DayPlan, merge, split
 from riskmon.collect.engines import PROFILES, EngineProfile, profile_for
 from riskmon.collect.exclusions import exclusions, invalid_pds
+from riskmon.collect.fingerprint import recheck
 from riskmon.collect.migration import MigrationRequest
 from riskmon.collect.migration_tables import Migrations, MigrationTables
 from riskmon.collect.request import CollectRequest, ColumnDataError, PdSource, Population, Variable
@@ -92,8 +93,13 @@ def collect(
     loans = source.check_columns(_request_columns(request))
     chosen = _resolve(strategy, source.engine.dialect.name, source.profile)
     tally = None
-    read = request if days is None else days.reading(request)
     with source.reading() as connection:
+        if days is not None:  # the days whose rows did not change since they were read: kept
+            columns = [
+                c.name for c in [*required_columns(source.model), *_request_columns(request)]
+            ]
+            days = recheck(connection, loans, request.score_date, columns, days, source.profile)
+        read = request if days is None else days.reading(request)
         _refuse_text_target(source, connection, loans, read)
         shape = _by_day(chosen) if days is not None and strategy == "auto" else chosen
         aggregate, invalid_weights = _aggregate(source, connection, loans, read, shape)
@@ -112,7 +118,7 @@ def collect(
         day_census = {} if days is None else day_levels(connection, loans, read, request)
     fresh: dict[tuple[str, dt.date], DayCells] = {}
     if days is not None:
-        fresh = split(aggregate, excluded, read.populations, invalid_pd, day_census)
+        fresh = split(aggregate, excluded, read.populations, invalid_pd, day_census, days.prints)
         merged, excluded = merge(request.populations, {**days.stored, **fresh})
         levels |= summed(request, {**days.stored, **fresh})
         if request.pd is not None and request.pd.strict:  # any fails the collect: as read
@@ -127,8 +133,9 @@ def collect(
         exclusions=excluded,
         levels=levels,
         vintages=curves,
-        day_cells=fresh,
+        day_cells=fresh if days is None else {**days.confirmed, **fresh},
         days_read={} if days is None else {p: len(d) for p, d in days.fresh.items()},
+        days_unchanged={} if days is None else days.unchanged_days(),
     )
     if tally is None:
         return tables

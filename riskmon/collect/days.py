@@ -137,6 +137,8 @@ class DayCells:
     #: a day of the census's population: each categorical's levels in its unseen bin
     #: (:func:`riskmon.collect.census.day_levels`)
     levels: dict[str, list[LevelCount]] = field(default_factory=dict)
+    #: the day's rows when they were read (:mod:`.fingerprint`); None: not taken
+    fingerprint: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -149,6 +151,7 @@ class DayCells:
                 name: [[c.level, c.n, _tag(c.weight)] for c in counts]
                 for name, counts in self.levels.items()
             },
+            "fingerprint": self.fingerprint,
         }
 
     @classmethod
@@ -164,6 +167,7 @@ class DayCells:
                 name: [LevelCount(str(level), int(n), float(_untag(w))) for level, n, w in counts]
                 for name, counts in data.get("levels", {}).items()
             },
+            fingerprint=data.get("fingerprint"),
         )
 
 
@@ -173,15 +177,19 @@ def split(
     read: Sequence[Population],
     invalid_pd: Mapping[str, int],
     levels: Mapping[str, dict[str, list[LevelCount]]],
+    prints: Mapping[dt.date, str],
 ) -> dict[tuple[str, dt.date], DayCells]:
-    """The cells of every day population in ``read`` (one without a loan: empty cells)."""
+    """The cells of every day population in ``read`` (one without a loan: empty cells), with
+    their day's fingerprint in ``prints`` (if taken)."""
     out = {
-        split_name(p.name): DayCells(
+        (name, day): DayCells(
             exclusions=exclusions.get(p.name),
             invalid_pd=invalid_pd.get(p.name, 0),
             levels=levels.get(p.name, {}),
+            fingerprint=prints.get(day),
         )
         for p in read
+        for name, day in [split_name(p.name)]
     }
     for (population, *rest), (n, w) in aggregate.cells.items():
         out[split_name(population)].cells[tuple(rest)] = [int(n), float(w)]
@@ -281,10 +289,41 @@ def _unfloats(values: Sequence[Any]) -> list[float]:
 @dataclass(frozen=True)
 class DayPlan:
     """What a pass reads by day: each population's fresh days, and the stored cells of the
-    other days of its window."""
+    other days of its window.
+
+    ``recheck`` holds the stored cells of fresh days read before (with their fingerprint) and
+    ``printed`` the days whose fingerprint the pass takes: those, and the fresh days read
+    before they settle (a later night checks them). :meth:`unchanged` keeps the cells of the
+    days whose rows did not change instead of reading them."""
 
     fresh: Mapping[str, Sequence[dt.date]]
     stored: Mapping[tuple[str, dt.date], DayCells]
+    recheck: Mapping[tuple[str, dt.date], DayCells] = field(default_factory=dict)
+    printed: frozenset[dt.date] = frozenset()
+    #: the fingerprints taken, by day (:meth:`unchanged`)
+    prints: Mapping[dt.date, str] = field(default_factory=dict)
+    #: the cells of fresh days found unchanged: kept again, as read now
+    confirmed: Mapping[tuple[str, dt.date], DayCells] = field(default_factory=dict)
+
+    def unchanged_days(self) -> dict[str, int]:
+        """Per population, the days found unchanged (their stored cells used)."""
+        return {name: sum(p == name for p, _ in self.confirmed) for name in self.fresh}
+
+    def unchanged(self, prints: Mapping[dt.date, str]) -> DayPlan:
+        """This plan once the fingerprints ``prints`` are taken: each rechecked day whose
+        fingerprint is the one stored with its cells is kept, not read."""
+        same = {
+            key: cell
+            for key, cell in self.recheck.items()
+            if cell.fingerprint is not None and cell.fingerprint == prints.get(key[1])
+        }
+        fresh = {
+            name: [day for day in days if (name, day) not in same]
+            for name, days in self.fresh.items()
+        }
+        return replace(
+            self, fresh=fresh, stored={**self.stored, **same}, prints=prints, confirmed=same
+        )
 
     def reading(self, request: CollectRequest) -> CollectRequest:
         """``request``'s binned variables over the fresh days only, one day population each."""

@@ -23,6 +23,7 @@ from urllib.parse import quote
 
 from sqlalchemy import URL, Connection, func, literal, select, text, true
 
+from riskmon.collect.fingerprint import duckdb_row_hash, postgresql_row_hash, sqlite_row_hash
 from riskmon.collect.profile import (
     GENERIC,
     CollectShape,
@@ -96,6 +97,7 @@ POSTGRESQL = EngineProfile(
     tuning=_postgresql_tuning,
     session_time_zone=_postgresql_time_zone,
     timeout_markers=("statement timeout",),
+    row_hash=postgresql_row_hash,
 )
 
 
@@ -185,6 +187,7 @@ SQLITE = EngineProfile(
     guard=_sqlite_guard,
     text_in_numbers=True,
     timeout_markers=("interrupted",),
+    row_hash=sqlite_row_hash,
 )
 
 
@@ -226,6 +229,7 @@ DUCKDB = EngineProfile(
     connect_args=_duckdb_connect_args,
     per_loan_settings=_duckdb_per_loan_memory,
     reading_url=_duckdb_existing_file,
+    row_hash=duckdb_row_hash,
     out_of_memory_hint=(
         f"; DuckDB's memory_limit is {DUCKDB_MEMORY_LIMIT} unless the source URL sets one: "
         "raise it there (e.g. ?memory_limit=1GB), or use the default strategy, which needs "

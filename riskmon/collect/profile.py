@@ -7,7 +7,7 @@ what any other engine gets.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,10 +16,15 @@ from typing import Any, Literal
 from sqlalchemy import URL, Connection, literal_column
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql import Select, visitors
-from sqlalchemy.sql.elements import ClauseElement, Label
+from sqlalchemy.sql.elements import ClauseElement, ColumnElement, Label
 
 #: how a collect pass reads the loans: a SQL shape of :mod:`.pushdown`, or :mod:`.stream`
 CollectShape = Literal["packed", "grouping_sets", "union_all", "per_variable", "stream"]
+
+
+#: a row hash (:mod:`.fingerprint`): (the reading's connection, a row's columns) -> an integer
+#: expression, the same for two rows only if their values are the same (but for collisions)
+RowHash = Callable[[Connection, Sequence[ColumnElement[Any]]], ColumnElement[Any]]
 
 
 def _no_connect_args() -> dict[str, Any]:
@@ -86,6 +91,9 @@ class EngineProfile:
     time_travel: bool = False
     #: the engine's own message in its driver's error text, where that text wraps it
     error_text: Callable[[str], str] | None = None
+    #: hashes a row exactly, for the fingerprint of a day read before (:mod:`.fingerprint`);
+    #: None: a day read before it settled is read again
+    row_hash: RowHash | None = None
 
     def begin(self, connection: Connection, seconds: float, time_zone: str = "UTC") -> None:
         """Guard a new reading: read-only, its statements limited to ``seconds``, in

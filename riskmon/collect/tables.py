@@ -67,9 +67,18 @@ class Aggregate:
                 _accumulate(held, key, values)
 
     def add_all(self, other: Aggregate) -> None:
-        """Add every cell of ``other`` (and its invalid PDs and targets)."""
+        """Add every cell of ``other`` (and its invalid PDs and targets); a cell this one does
+        not hold yet is copied as it is (the score's raw values: about a key a loan)."""
+        cells = self.cells
         for key, (n, w) in other.cells.items():
-            self.add(key, int(n), w, other.sums.get(key), other.moments.get(key))
+            if key in cells:
+                self.add(key, int(n), w, other.sums.get(key), other.moments.get(key))
+                continue
+            cells[key] = [n, w]
+            for mine, theirs in ((self.sums, other.sums), (self.moments, other.moments)):
+                values = theirs.get(key)
+                if values is not None:
+                    mine[key] = np.array(values, dtype=np.float64)
         for held, more in (
             (self.invalid_pds, other.invalid_pds),
             (self.invalid_targets, other.invalid_targets),
@@ -138,6 +147,9 @@ class CollectedTables:
     #: per population read by day, how many of its window's days were read from the source
     #: (the others' sums came from the store); empty when the windows were read whole
     days_read: dict[str, int] = field(default_factory=dict)
+    #: per population read by day, the days read before whose fingerprint showed their rows
+    #: unchanged: their stored sums were used (``riskmon.collect.fingerprint``)
+    days_unchanged: dict[str, int] = field(default_factory=dict)
 
     def table(self, population: str, variable: str, segment: str = ALL) -> CountTable:
         """The count table of ``variable`` in ``population`` (and ``segment``)."""

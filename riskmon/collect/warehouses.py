@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from sqlalchemy import Connection
 
+from riskmon.collect.fingerprint import spark_row_hash
 from riskmon.collect.profile import EngineProfile
 
 #: what a time zone name may hold where an engine takes it only as text in the statement
@@ -80,6 +81,7 @@ SPARK = EngineProfile(
     # the Thrift server cancels a statement past queryTimeout: "... but found TIMEDOUT"
     timeout_markers=("timedout",),
     error_text=_spark_message,
+    row_hash=spark_row_hash,
 )
 
 

@@ -38,6 +38,8 @@ class WindowCounts:
     #: the window's days, and those read from the source (None: all, the window read whole)
     days: int | None = None
     days_read: int | None = None
+    #: of the days not read, those whose fingerprint showed them unchanged
+    days_unchanged: int | None = None
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,7 @@ def provenance_of(run: RunRecord) -> Provenance | None:
                 w.get("tables_sha256", ""),
                 w.get("days"),
                 w.get("days_read"),
+                w.get("days_unchanged"),
             )
             for p, w in sorted((data.get("windows") or {}).items())
         ),

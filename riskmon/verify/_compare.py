@@ -115,7 +115,7 @@ class WindowChange:
 
 
 #: what a window's provenance says of how it was read, not of its loans
-_READING = frozenset({"days", "days_read"})
+_READING = frozenset({"days", "days_read", "days_unchanged"})
 _COMPARED = frozenset({"start", "end", "read", "used", "unlabeled", "bads", "tables_sha256"})
 
 
