@@ -104,7 +104,11 @@ def _previous_red(store: MetricStore, model: ModelConfig, as_of: dt.date) -> lis
     back = model.thresholds.consecutive - 1
     if back <= 0:
         return []
-    earlier = [r for r in store.runs(model.name) if r.as_of < as_of and r.status == "succeeded"]
+    earlier = [
+        r
+        for r in store.runs(model.name, details=False)
+        if r.as_of < as_of and r.status == "succeeded"
+    ]
     return [
         {key_of(a) for a in store.alerts(run.id) if red_by_levels(a)}
         for run in reversed(earlier[-back:])

@@ -118,7 +118,7 @@ def missed_runs(
     for position, model in enumerate(config.models):
         if model.schedule is None or limit == 0:
             continue
-        runs = store.runs(model.name)
+        runs = store.runs(model.name, details=False)
         _warn_of_future_runs(model, [r.as_of for r in runs if r.as_of > now.date()], now)
         done = [r.as_of for r in runs if r.status == "succeeded" and r.as_of <= now.date()]
         latest = max(done, default=None)

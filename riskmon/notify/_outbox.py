@@ -104,7 +104,7 @@ def _owed(
             for d in store.owed_deliveries(model.name)
             if d.run_id != skip_run and d.attempts < MAX_DELIVERY_ATTEMPTS
         ]
-        runs = {r.id: r for r in store.runs(model.name)} if owed else {}
+        runs = {r.id: r for r in store.runs(model.name, details=False)} if owed else {}
         owed = [d for d in owed if _left(d, runs.get(d.run_id), phase)]
     except STORE_ERRORS as exc:
         log.error(

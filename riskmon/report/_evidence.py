@@ -145,8 +145,15 @@ def evidence(
 ) -> Evidence:
     """The evidence shown in ``run``'s report."""
     found = provenance_of(run)
-    earlier = [r for r in store.runs(run.model) if r.as_of < run.as_of and r.provenance]
-    previous = earlier[-1] if earlier else None
+    earlier = [r for r in store.runs(run.model, details=False) if r.as_of < run.as_of]
+    previous = next(
+        (
+            full
+            for r in reversed(earlier)
+            if (full := store.run_by_id(r.id)) is not None and full.provenance
+        ),
+        None,
+    )
     changes: tuple[ConfigChange, ...] = ()
     if previous is not None and found is not None:
         before = (previous.provenance or {}).get("config") or {}
@@ -166,7 +173,7 @@ def open_red_runs(store: MetricStore, model: str) -> list[RunRecord]:
     statuses = store.run_alert_statuses(model)
     return [
         run
-        for run in store.runs(model)
+        for run in store.runs(model, details=False)
         if run.status == "succeeded"
         and run.id not in reviewed
         and Status.worst(Status(s) for s in statuses.get(run.id, [])) == Status.RED

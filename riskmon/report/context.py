@@ -200,7 +200,7 @@ def report_links(
             review=review_text(reviews[run.id][-1]) if run.id in reviews else None,
             n_reviews=len(reviews.get(run.id, [])),
         )
-        for run in store.runs(model)
+        for run in store.runs(model, details=False)
         if run.status in ("succeeded", "failed")
     ]
 
@@ -228,7 +228,7 @@ def index_entry(
 ) -> IndexEntry:
     """One model's line on the index: its newest run, the alerts that give it its status, and
     every stored run with its report; ``hrefs`` are its reports on disk."""
-    runs = store.runs(model)
+    runs = store.runs(model, details=False)
     latest = runs[-1] if runs else None
     # the index shows the whole population's figures only
     figures = Figures(store.figures(latest.id, segment=ALL) if latest else [])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import select
@@ -104,3 +105,20 @@ def test_a_new_run_shows_its_plan_while_it_runs_and_a_rerun_keeps_the_stored_one
     store.complete_run(run_id, counts=COUNTS, figures=_ks(0.42), plan=PLAN)
     store.claim_run("retail_pd", AS_OF, plan={"other": "plan"}, **claim)  # type: ignore[arg-type]
     assert store.run_by_id(run_id).plan == PLAN  # type: ignore[union-attr]
+
+
+def test_runs_without_details_are_the_runs_less_their_plan_and_provenance(
+    store: MetricStore,
+) -> None:
+    """A list of runs need not read each one's JSON: without ``details`` every other field
+    reads back the same, the plan and provenance as None."""
+    for day, value in ((AS_OF - dt.timedelta(days=1), 0.40), (AS_OF, 0.42)):
+        run_id = _claim(store, day)
+        store.complete_run(
+            run_id, counts=COUNTS, figures=_ks(value), plan=PLAN, provenance={"windows": {}}
+        )
+    full, light = store.runs("retail_pd"), store.runs("retail_pd", details=False)
+    assert [r.plan for r in full] == [PLAN, PLAN]
+    assert [r.provenance for r in full] == [{"windows": {}}, {"windows": {}}]
+    assert [(r.plan, r.provenance) for r in light] == [(None, None), (None, None)]
+    assert [replace(r, plan=None, provenance=None) for r in full] == light
