@@ -49,9 +49,8 @@ def recheck(
     if profile.row_hash is None or not days.printed:
         return days
     present = set(columns) & set(loans.c.keys())
-    return days.unchanged(
-        fingerprints(connection, loans, score_date, present, days.printed, profile.row_hash)
-    )
+    prints = fingerprints(connection, loans, score_date, present, days.printed, profile.row_hash)
+    return days if prints is None else days.unchanged(prints)
 
 
 def fingerprints(
@@ -61,15 +60,19 @@ def fingerprints(
     columns: Iterable[str],
     days: Iterable[dt.date],
     row_hash: RowHash,
-) -> dict[dt.date, str]:
+) -> dict[dt.date, str] | None:
     """Each of ``days``' fingerprint, ``"<rows>:<sum of the rows' hashes>"`` (``"0:0"``: no
     row), over ``columns`` of ``loans``; one statement per range of consecutive days, so that
-    each reads one range of score dates (an index range scan on PostgreSQL)."""
+    each reads one range of score dates (an index range scan on PostgreSQL). None: the server
+    cannot hash rows."""
     date = loans.c[score_date]
     row = [loans.c[name] for name in sorted(set(columns) | {score_date})]
     # summed exactly: a day of 30,000 64-bit hashes needs 79 bits (PyHive writes a Numeric
     # without its digits, a DECIMAL with them)
-    hashed: ColumnElement[Any] = cast(row_hash(connection, row), DECIMAL(38, 0))
+    expression = row_hash(connection, row)
+    if expression is None:
+        return None
+    hashed: ColumnElement[Any] = cast(expression, DECIMAL(38, 0))
     counts: dict[dt.date, list[int]] = {}
     for window in ranges(days):
         statement = (
@@ -85,11 +88,15 @@ def fingerprints(
 # ------------------------------------------------------------------------ the engines' hashes
 def postgresql_row_hash(
     connection: Connection, row: Sequence[ColumnElement[Any]]
-) -> ColumnElement[Any]:
+) -> ColumnElement[Any] | None:
     """PostgreSQL: the 64-bit hash of the row's text (a record's text quotes what needs it and
     leaves NULL empty, so two rows have the same text only if their values are the same), its
     floats written to be read back exactly (``extra_float_digits`` 1, PostgreSQL's default, in
-    the reading's transaction whatever the server's own setting)."""
+    the reading's transaction whatever the server's own setting). None before PostgreSQL 11,
+    which has no ``hashtextextended``."""
+    version = connection.dialect.server_version_info
+    if version is not None and version < (11,):
+        return None
     connection.exec_driver_sql("SET LOCAL extra_float_digits = 1")
     return func.hashtextextended(cast(func.row(*row), Text), literal(0))
 

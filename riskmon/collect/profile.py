@@ -23,8 +23,9 @@ CollectShape = Literal["packed", "grouping_sets", "union_all", "per_variable", "
 
 
 #: a row hash (:mod:`.fingerprint`): (the reading's connection, a row's columns) -> an integer
-#: expression, the same for two rows only if their values are the same (but for collisions)
-RowHash = Callable[[Connection, Sequence[ColumnElement[Any]]], ColumnElement[Any]]
+#: expression, the same for two rows only if their values are the same (but for collisions);
+#: None where the server at hand lacks what it needs
+RowHash = Callable[[Connection, Sequence[ColumnElement[Any]]], ColumnElement[Any] | None]
 
 
 def _no_connect_args() -> dict[str, Any]:

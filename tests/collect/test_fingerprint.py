@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from riskmon.collect import Source, required_columns
 from riskmon.collect.days import DayCells, DayPlan
@@ -97,6 +98,25 @@ def test_a_day_s_fingerprint_changes_with_any_of_its_values(database: tuple[str,
         assert {d: p for d, p in after.items() if d != day} == {
             d: p for d, p in before.items() if d != day
         }, what
+
+
+@pytest.mark.postgres
+def test_a_postgresql_before_11_has_no_row_hash_and_reads_the_days_again(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``hashtextextended`` came with PostgreSQL 11: an older server's days are read again."""
+    frame = loan_frame(seed=18, n=50)
+    load(postgres_url, frame)
+    day = sorted(set(frame["score_date"]))[0]
+    plan = DayPlan(
+        {"current": [day]}, {}, {("current", day): DayCells(fingerprint="1:1")}, frozenset([day])
+    )
+    with Source(model_config(postgres_url)) as source:
+        loans = source.check_columns()
+        with source.reading() as connection:
+            monkeypatch.setattr(connection.dialect, "server_version_info", (10, 23))
+            same = recheck(connection, loans, "score_date", ["pd_score"], plan, source.profile)
+    assert same is plan
 
 
 def test_unchanged_days_are_kept_and_changed_days_read() -> None:
