@@ -65,16 +65,17 @@ def fingerprints(
     row), over ``columns`` of ``loans``; one statement per range of consecutive days, so that
     each reads one range of score dates (an index range scan on PostgreSQL). None: the server
     cannot hash rows."""
+    wanted = sorted(set(days))
     date = loans.c[score_date]
     row = [loans.c[name] for name in sorted(set(columns) | {score_date})]
-    # summed exactly: a day of 30,000 64-bit hashes needs 79 bits (PyHive writes a Numeric
-    # without its digits, a DECIMAL with them)
     expression = row_hash(connection, row)
     if expression is None:
         return None
+    # summed exactly: a day of 30,000 64-bit hashes needs 79 bits (PyHive writes a Numeric
+    # without its digits, a DECIMAL with them)
     hashed: ColumnElement[Any] = cast(expression, DECIMAL(38, 0))
     counts: dict[dt.date, list[int]] = {}
-    for window in ranges(days):
+    for window in ranges(wanted):
         statement = (
             select(date, func.count(), func.sum(hashed)).where(window.contains(date)).group_by(date)
         )
@@ -82,7 +83,7 @@ def fingerprints(
             summed = counts.setdefault(as_day(value), [0, 0])
             summed[0] += int(n)
             summed[1] += int(total or 0)
-    return {day: "{}:{}".format(*counts.get(day, (0, 0))) for day in sorted(set(days))}
+    return {day: "{}:{}".format(*counts.get(day, (0, 0))) for day in wanted}
 
 
 # ------------------------------------------------------------------------ the engines' hashes
