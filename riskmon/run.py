@@ -4,8 +4,7 @@
 (model, as-of date) in the store — a second process gets :class:`RunInProgressError` — keeps a
 heartbeat while it works, and either stores every figure, bin and alert, with the run's plan
 (windows, columns, the source's snapshot), in one transaction, or records the run as failed
-with its error and no figures. It never raises for a failed run: the
-outcome says what happened.
+with its error and no figures. It never raises for a failed run: the outcome says what happened.
 """
 
 from __future__ import annotations
@@ -104,11 +103,8 @@ def _previous_red(store: MetricStore, model: ModelConfig, as_of: dt.date) -> lis
     back = model.thresholds.consecutive - 1
     if back <= 0:
         return []
-    earlier = [
-        r
-        for r in store.runs(model.name, details=False)
-        if r.as_of < as_of and r.status == "succeeded"
-    ]
+    runs = store.runs(model.name, details=False)
+    earlier = [r for r in runs if r.as_of < as_of and r.status == "succeeded"]
     return [
         {key_of(a) for a in store.alerts(run.id) if red_by_levels(a)}
         for run in reversed(earlier[-back:])
