@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from riskmon.baseline import RunBaseline
 from riskmon.collect import CollectedTables, CollectRequest
-from riskmon.collect.days import DayCells, DayPlan, fresh_days, request_digest
+from riskmon.collect.days import DayCells, DayPlan, fresh_days, request_digest, settled
 from riskmon.config import ModelConfig
 from riskmon.errors import StoreError
 from riskmon.store import MetricStore, StoredBaseline
@@ -102,9 +102,9 @@ def day_plan(
         if (cell := DayCells.from_json(stored[key][0])).fingerprint is not None
     }
     # the days read now that a later night reads again: their fingerprint is kept with them
-    settle = model.source.restatement_days
+    restatement = model.source.restatement_days
     unsettled = {
-        day for (name, day) in reread if read_at.date() < day + dt.timedelta(lag[name] + settle)
+        day for (name, day) in reread if not settled(day, read_at.date(), lag[name], restatement)
     }
     printed = frozenset(unsettled | {day for _, day in recheck})
     return RunDays(digest, read_at, DayPlan(fresh, kept, recheck, printed))

@@ -112,8 +112,17 @@ def fresh_days(
     days = days_of(window)
     if full:
         return days
-    settle = dt.timedelta(days=lag_days + restatement_days)
-    return [d for d in days if d not in read_on or read_on[d] < d + settle]
+    return [
+        d
+        for d in days
+        if d not in read_on or not settled(d, read_on[d], lag_days, restatement_days)
+    ]
+
+
+def settled(day: dt.date, read_on: dt.date, lag_days: int, restatement_days: int) -> bool:
+    """Whether ``day``, read on ``read_on``, had settled then: ``restatement_days`` after its
+    loans' outcome was due (``lag_days`` after the day)."""
+    return read_on >= day + dt.timedelta(days=lag_days + restatement_days)
 
 
 def request_digest(request: CollectRequest) -> str:
