@@ -25,7 +25,8 @@ from riskmon.collect.checks import (
     missing_in_bins,
     overflowing_sum,
 )
-from riskmon.collect.days import DayCells, DayPlan, merge, split
+from riskmon.collect.daycells import DayCells
+from riskmon.collect.days import DayPlan, merge, split
 from riskmon.collect.engines import PROFILES, EngineProfile, profile_for
 from riskmon.collect.exclusions import exclusions, invalid_pds
 from riskmon.collect.fingerprint import recheck

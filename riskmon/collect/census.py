@@ -23,7 +23,8 @@ from typing import Any
 from sqlalchemy import Connection, FromClause, Select, func, select
 
 from riskmon.collect.binsql import bin_expression, category_text
-from riskmon.collect.days import DayCells, days_of, split_name
+from riskmon.collect.daycells import DayCells
+from riskmon.collect.days import days_of, split_name
 from riskmon.collect.request import CollectRequest, Variable
 from riskmon.collect.selection import QueryColumns, statement_groups
 from riskmon.records import LevelCensus, LevelCount

@@ -8,23 +8,21 @@ one day) — so a window's tables are the sums of its days' cells. A pass reads 
 late or corrected rows), each run of consecutive days in statements of its own, grouped on
 the score date (:class:`~riskmon.collect.selection.QueryColumns` in day mode), and
 :func:`merge` adds the stored days' cells. A variable grouped on its raw values (the score's
-distinct values) is read over the whole windows instead (:meth:`DayPlan.whole`): a day holds
-about as many of its keys as loans.
+distinct values, for the exact ranking) is kept by day too where the baseline's distinct scores
+are few enough (:attr:`DayPlan.raw_by_day`, chosen by :func:`riskmon.cells.day_plan`); else
+it is read over the whole windows (:meth:`DayPlan.whole`).
 
 A cell is keyed by the population it was read for (``current``, ``performance``, ...): a day
 read for the performance cohort holds the labels as they were when the cohort's outcome window
 closed (or during its restatement days), not the labels the day had as a current population.
 
-A cell serialises to JSON (:meth:`DayCells.to_json`): its keys' values tagged where JSON has
-no type of its own (dates, decimals, non-finite floats), so a key reads back equal.
+A day's cells and their JSON: :mod:`.daycells`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import decimal
 import hashlib
-import math
 import pickle
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -32,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from riskmon.collect.daycells import CellKey, Column, DayCells, Group, summed
 from riskmon.collect.request import CollectRequest, Population
 from riskmon.collect.tables import Aggregate, Key
 from riskmon.plan import ONE_DAY, DateWindow
@@ -41,11 +40,8 @@ from riskmon.records import Exclusions, LevelCount
 SEPARATOR = "@"
 
 #: the layout of a day's cells, in the digest: cells of an earlier layout are read again
-#: (2: the census's levels added)
-CELLS_FORMAT = 2
-
-#: a cell's key without its population: (variable, segment values, label, key)
-CellKey = tuple[str, tuple[Any, ...], Any, Any]
+#: (2: the census's levels added; 3: cells kept in columns, the score's values by day)
+CELLS_FORMAT = 3
 
 
 def day_population(population: Population, day: dt.date) -> Population:
@@ -125,59 +121,14 @@ def settled(day: dt.date, read_on: dt.date, lag_days: int, restatement_days: int
     return read_on >= day + dt.timedelta(days=lag_days + restatement_days)
 
 
-def request_digest(request: CollectRequest) -> str:
+def request_digest(request: CollectRequest, raw_by_day: bool = False) -> str:
     """A fingerprint of everything a day's cells depend on but its population's window: the
-    columns, variables and their frozen bins, the PD, the target, the exclusions. Cells of
-    another digest (a baseline frozen again, a bin changed, a column renamed) are not used."""
-    payload = pickle.dumps((CELLS_FORMAT, replace(request, populations=())), protocol=5)
+    columns, variables and their frozen bins, the PD, the target, the exclusions, whether the
+    raw values are kept by day. Cells of another digest (a baseline frozen again, a bin
+    changed, a column renamed) are not used."""
+    layout = (CELLS_FORMAT, raw_by_day)
+    payload = pickle.dumps((layout, replace(request, populations=())), protocol=5)
     return hashlib.sha256(payload).hexdigest()
-
-
-@dataclass
-class DayCells:
-    """One population's sums on one score day."""
-
-    cells: dict[CellKey, list[float]] = field(default_factory=dict)
-    sums: dict[CellKey, list[float]] = field(default_factory=dict)
-    moments: dict[CellKey, list[float]] = field(default_factory=dict)
-    exclusions: Exclusions | None = None
-    #: used loans whose PD was NULL or outside [0, 1] (a PD not checked loan by loan)
-    invalid_pd: int = 0
-    #: a day of the census's population: each categorical's levels in its unseen bin
-    #: (:func:`riskmon.collect.census.day_levels`)
-    levels: dict[str, list[LevelCount]] = field(default_factory=dict)
-    #: the day's rows when they were read (:mod:`.fingerprint`); None: not taken
-    fingerprint: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "cells": [[_tag_key(k), v[0], v[1]] for k, v in self.cells.items()],
-            "sums": [[_tag_key(k), _floats(v)] for k, v in self.sums.items()],
-            "moments": [[_tag_key(k), _floats(v)] for k, v in self.moments.items()],
-            "exclusions": None if self.exclusions is None else vars(self.exclusions),
-            "invalid_pd": self.invalid_pd,
-            "levels": {
-                name: [[c.level, c.n, _tag(c.weight)] for c in counts]
-                for name, counts in self.levels.items()
-            },
-            "fingerprint": self.fingerprint,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> DayCells:
-        excluded = data.get("exclusions")
-        return cls(
-            cells={_untag_key(k): [int(n), float(w)] for k, n, w in data["cells"]},
-            sums={_untag_key(k): _unfloats(v) for k, v in data["sums"]},
-            moments={_untag_key(k): _unfloats(v) for k, v in data["moments"]},
-            exclusions=None if excluded is None else Exclusions(**excluded),
-            invalid_pd=int(data.get("invalid_pd", 0)),
-            levels={
-                name: [LevelCount(str(level), int(n), float(_untag(w))) for level, n, w in counts]
-                for name, counts in data.get("levels", {}).items()
-            },
-            fingerprint=data.get("fingerprint"),
-        )
 
 
 def split(
@@ -201,7 +152,7 @@ def split(
         for name, day in [split_name(p.name)]
     }
     for (population, *rest), (n, w) in aggregate.cells.items():
-        out[split_name(population)].cells[tuple(rest)] = [int(n), float(w)]
+        out[split_name(population)].add(_cell_key(rest), int(n), float(w))
     for (population, *rest), values in aggregate.sums.items():
         out[split_name(population)].sums[tuple(rest)] = [float(v) for v in values]
     for (population, *rest), values in aggregate.moments.items():
@@ -219,12 +170,13 @@ def merge(
     excluded: dict[str, Exclusions] = {}
     for population in populations:
         name = population.name
+        groups: dict[Group, list[Column]] = {}
         for day in days_of(population.window):
             cell = days[(name, day)]
             if cell.invalid_pd:
                 aggregate.count_invalid_pd("", cell.invalid_pd)
-            for key, (n, w) in cell.cells.items():
-                aggregate.add((name, *key), int(n), w)
+            for group, column in cell.cells.items():
+                groups.setdefault(group, []).append(column)
             for held, source in ((aggregate.sums, cell.sums), (aggregate.moments, cell.moments)):
                 for key, values in source.items():
                     full: Key = (name, *key)
@@ -233,66 +185,25 @@ def merge(
                     held[full] = array if before is None else before + array
             if cell.exclusions is not None:
                 excluded[name] = _add(excluded.get(name), cell.exclusions)
+        for (variable, segments, label), columns in groups.items():
+            for key, n, w in summed(columns):
+                aggregate.add((name, variable, segments, label, key), n, w)
     return aggregate, excluded
+
+
+def _cell_key(rest: Sequence[Any]) -> CellKey:
+    variable, segments, label, key = rest
+    return (variable, segments, label, key)
 
 
 def _add(total: Exclusions | None, day: Exclusions) -> Exclusions:
     if total is None:
         return day
-    summed: dict[str, Any] = {}
+    total_of: dict[str, Any] = {}
     for name, value in vars(day).items():
         before = getattr(total, name)
-        summed[name] = None if value is None and before is None else (before or 0) + (value or 0)
-    return Exclusions(**summed)
-
-
-# ----------------------------------------------------------------------- JSON of cell keys
-def _tag(value: Any) -> Any:
-    """``value`` as JSON: as itself where JSON keeps its type, else a tagged list."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else ["f", repr(value)]
-    if isinstance(value, dt.datetime):
-        return ["t", value.isoformat()]
-    if isinstance(value, dt.date):
-        return ["d", value.isoformat()]
-    if isinstance(value, decimal.Decimal):
-        return ["D", str(value)]
-    if isinstance(value, np.generic):
-        return _tag(value.item())
-    raise TypeError(f"cannot keep a cell keyed {value!r} ({type(value).__name__})")
-
-
-def _untag(value: Any) -> Any:
-    if not isinstance(value, list):
-        return value
-    kind, text = value
-    if kind == "f":
-        return float(text)
-    if kind == "t":
-        return dt.datetime.fromisoformat(text)
-    if kind == "d":
-        return dt.date.fromisoformat(text)
-    return decimal.Decimal(text)
-
-
-def _tag_key(key: CellKey) -> list[Any]:
-    variable, segments, label, value = key
-    return [variable, [_tag(s) for s in segments], _tag(label), _tag(value)]
-
-
-def _untag_key(data: Sequence[Any]) -> CellKey:
-    variable, segments, label, value = data
-    return (variable, tuple(_untag(s) for s in segments), _untag(label), _untag(value))
-
-
-def _floats(values: Any) -> list[Any]:
-    return [_tag(float(v)) for v in np.asarray(values, dtype=np.float64).tolist()]
-
-
-def _unfloats(values: Sequence[Any]) -> list[float]:
-    return [float(_untag(v)) for v in values]
+        total_of[name] = None if value is None and before is None else (before or 0) + (value or 0)
+    return Exclusions(**total_of)
 
 
 @dataclass(frozen=True)
@@ -313,6 +224,8 @@ class DayPlan:
     prints: Mapping[dt.date, str] = field(default_factory=dict)
     #: the cells of fresh days found unchanged: kept again, as read now
     confirmed: Mapping[tuple[str, dt.date], DayCells] = field(default_factory=dict)
+    #: the variables grouped on raw values read by day too (else over the whole windows)
+    raw_by_day: bool = False
 
     def unchanged_days(self) -> dict[str, int]:
         """Per population, the days found unchanged (their stored cells used)."""
@@ -335,22 +248,22 @@ class DayPlan:
         )
 
     def reading(self, request: CollectRequest) -> CollectRequest:
-        """``request``'s binned variables over the fresh days only, one day population each."""
+        """``request``'s variables over the fresh days only, one day population each (those
+        on raw values only with :attr:`raw_by_day`)."""
         populations = [
             day_population(p, day) for p in request.populations for day in self.fresh[p.name]
         ]
-        binned = [v for v in request.variables if v.binning is not None]
-        return replace(request, populations=populations, variables=binned, by_day=True)
+        by_day = [v for v in request.variables if self.raw_by_day or v.binning is not None]
+        return replace(request, populations=populations, variables=by_day, by_day=True)
 
-    @staticmethod
-    def whole(request: CollectRequest) -> list[CollectRequest]:
+    def whole(self, request: CollectRequest) -> list[CollectRequest]:
         """``request``'s variables grouped on their raw values (the score's distinct values,
-        for the exact ranking), read over the whole windows: a day holds about as many of
-        their keys as loans, so their sums are not kept by day (none: there are none). One
-        request a window, so that each statement's ``WHERE`` is one range of score dates (on
-        PostgreSQL an index range scan each, 1.0 s for both windows of the 10M-loan benchmark,
-        where the two ranges ``OR``-ed in one statement scanned the table in 2.2 s)."""
+        for the exact ranking), read over the whole windows where they are not kept by day
+        (none: there are none, or :attr:`raw_by_day`). One request a window, so that each
+        statement's ``WHERE`` is one range of score dates (on PostgreSQL an index range scan
+        each, 1.0 s for both windows of the 10M-loan benchmark, where the two ranges ``OR``-ed
+        in one statement scanned the table in 2.2 s)."""
         raw = [v for v in request.variables if v.binning is None]
-        if not raw:
+        if not raw or self.raw_by_day:
             return []
         return [replace(request, variables=raw, populations=[p]) for p in request.populations]

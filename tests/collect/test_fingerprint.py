@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from riskmon.collect import Source, required_columns
-from riskmon.collect.days import DayCells, DayPlan
+from riskmon.collect.daycells import DayCells
+from riskmon.collect.days import DayPlan
 from riskmon.collect.fingerprint import fingerprints, recheck
 
 from .loans import load, loan_frame, model_config

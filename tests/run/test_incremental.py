@@ -20,9 +20,11 @@ from hypothesis import strategies as st
 from sqlalchemy import text
 
 from riskmon import cells
-from riskmon.collect.days import DayCells, fresh_days, ranges
+from riskmon.collect.daycells import DayCells
+from riskmon.collect.days import fresh_days, ranges
+from riskmon.config import ModelConfig
 from riskmon.plan import DateWindow
-from riskmon.records import Exclusions, LevelCount
+from riskmon.records import SCORE, SCORE_RANKING, Exclusions, LevelCount
 from riskmon.run import run_model
 from riskmon.store import MetricStore, upgrade
 from riskmon.store.engine import store_engine
@@ -123,6 +125,43 @@ def test_nightly_incremental_runs_store_what_full_runs_store(
 ) -> None:
     """Each night runs the morning after its as-of date, as a scheduled run does: its newest
     days are not settled yet and are read again on the following nights."""
+    incremental, model = _nights(database, tmp_path, monkeypatch)
+    # the score's distinct values (101 in the baseline) were kept by day with the bins
+    assert SCORE_RANKING in _kept_variables(incremental, model.name)
+
+
+def test_a_score_with_many_distinct_values_is_ranked_on_its_whole_windows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the baseline's distinct scores would make a day's cells too many, the score's
+    values are read over the whole windows each night (the bins still by day), and the
+    figures are those of ``--full`` all the same."""
+    real = cells.cells_per_day
+
+    def many(request: Any, baseline: Any, *, raw: bool = False) -> int:
+        # as if the baseline had a thousand times as many distinct scores
+        return real(request, baseline, raw=raw) * (1000 if raw else 1)
+
+    monkeypatch.setattr(cells, "cells_per_day", many)
+    url = f"sqlite:///{tmp_path / 'loans.db'}"
+    incremental, model = _nights(("sqlite", url), tmp_path, monkeypatch)
+    kept = _kept_variables(incremental, model.name)
+    assert SCORE_RANKING not in kept
+    assert SCORE in kept
+
+
+def _kept_variables(store: MetricStore, model: str) -> set[str]:
+    """The variables of the cells the store keeps for ``model``."""
+    windows = _windows(NIGHTS[-1])
+    kept = store.day_cells(model, _digest_of(store), windows)
+    return {group[0] for data, _ in kept.values() for group in DayCells.from_json(data).cells}
+
+
+def _nights(
+    database: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[MetricStore, ModelConfig]:
+    """Run every night of :data:`NIGHTS` incrementally and with ``--full`` into two stores,
+    checking that they store the same; the incremental store and the model."""
     dialect, url = database
     model = model_config(url, performance_window="1 month")
     rng = np.random.default_rng(31)
@@ -158,6 +197,7 @@ def test_nightly_incremental_runs_store_what_full_runs_store(
     # the incremental store read each night only its fresh days: its cells cover both windows
     kept = incremental.day_cells(model.name, _digest_of(incremental), _windows(last))
     assert {d for p, d in kept if p == "current"} == set(_days(dt.date(2025, 2, 11), last))
+    return incremental, model
 
 
 def _windows(night: dt.date) -> dict[str, tuple[dt.date, dt.date]]:
@@ -273,14 +313,14 @@ def test_a_cell_reads_back_from_json_as_it_was(
 ) -> None:
     cell_key = ("v", (segment,), label, key)
     cells = DayCells(
-        cells={cell_key: [3, weight]},
         sums={cell_key: [0.5, float("inf"), -0.0]},
         exclusions=Exclusions(4, null_score=1, duplicates=None),
         levels={"region": [LevelCount(str(key), 2, weight)], "grade": []},
     )
+    cells.add(cell_key, 3, weight)
     back = DayCells.from_json(json.loads(json.dumps(cells.to_json())))
-    ((k, v),) = back.cells.items()
-    assert v == [3, weight]
+    ((k, v),) = back.items()
+    assert v == (3, weight)
     assert repr(k) == repr(cell_key)  # equal, and of the same types (NaN included)
     assert list(back.sums.values()) == [[0.5, float("inf"), -0.0]]
     assert back.exclusions == cells.exclusions

@@ -1,0 +1,91 @@
+"""A group's cells summed over days: on numpy for integer and float keys, one by one for any
+other, each way as a ``dict`` of the keys would add them."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from typing import Any
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from riskmon.collect.daycells import Column, summed
+
+
+def _by_dict(days: list[list[tuple[Any, int, float]]]) -> dict[Any, tuple[int, float]]:
+    """The reference: every day's cells added into a dict, in order."""
+    out: dict[Any, tuple[int, float]] = {}
+    for day in days:
+        for key, n, w in day:
+            before = out.get(key, (0, 0.0))
+            out[key] = (before[0] + n, before[1] + w)
+    return out
+
+
+def _columns(days: list[list[tuple[Any, int, float]]]) -> list[Column]:
+    columns = []
+    for day in days:
+        column = Column()
+        for key, n, w in day:
+            column.append(key, n, w)
+        columns.append(column)
+    return columns
+
+
+_DECIMALS = st.decimals(places=2, allow_nan=False, allow_infinity=False)
+
+
+def _cells(keys: st.SearchStrategy[Any]) -> st.SearchStrategy[list[list[tuple[Any, int, float]]]]:
+    # a day's keys are distinct, as a GROUP BY returns them
+    day = st.lists(
+        st.tuples(keys, st.integers(1, 10**6), st.floats(0, 1e9)),
+        max_size=30,
+        unique_by=lambda cell: cell[0],
+    )
+    return st.lists(day, max_size=6)
+
+
+@settings(max_examples=150)
+@given(
+    days=st.one_of(
+        _cells(st.integers(-5, 40)),  # bins
+        _cells(st.integers(-(2**70), 2**70)),  # beyond int64: one by one
+        _cells(st.floats(allow_nan=False, allow_infinity=True)),  # a score's values, -0.0
+        _cells(st.sampled_from([0.1, 0.25, float("nan"), 1.0])),  # NaN: a key of its own
+        _cells(st.one_of(st.integers(0, 3), st.floats(0, 1))),  # mixed: one by one
+        _cells(st.one_of(st.text(max_size=3), st.dates(), _DECIMALS)),
+    )
+)
+def test_summed_adds_each_key_as_a_dict_would(days: list[list[tuple[Any, int, float]]]) -> None:
+    reference = _by_dict(days)
+    out = summed(_columns(days))
+    assert len(out) == len({_identity(k) for k, _, _ in out})  # each key once
+    assert {_identity(k): (n, w) for k, n, w in out} == {
+        _identity(k): v for k, v in reference.items()
+    }
+    for key, n, _ in out:
+        assert type(n) is int, key
+
+
+def _identity(key: Any) -> Any:
+    """A key as a dict tells keys apart (NaN by its object, so by its repr here)."""
+    if isinstance(key, float) and key != key:
+        return ("nan", id(key))
+    if isinstance(key, float) and key == 0:
+        return 0.0  # 0.0 and -0.0 are one key of a dict
+    return key
+
+
+def test_summed_keeps_the_keys_types() -> None:
+    days = [[(3, 2, 1.5), (1, 1, 0.5)], [(3, 4, 2.0)]]
+    assert sorted(summed(_columns(days))) == [(1, 1, 0.5), (3, 6, 3.5)]
+    assert all(type(k) is int for k, _, _ in summed(_columns(days)))
+    scores = [[(0.125, 1, 1.0)], [(0.125, 2, 2.0), (np.float64(0.5), 1, 1.0)]]
+    assert sorted(summed(_columns(scores))) == [(0.125, 3, 3.0), (0.5, 1, 1.0)]
+    others = [[(dt.date(2025, 1, 1), 1, 1.0)], [(decimal.Decimal("1.10"), 2, 2.0)]]
+    assert {k for k, _, _ in summed(_columns(others))} == {
+        dt.date(2025, 1, 1),
+        decimal.Decimal("1.10"),
+    }
