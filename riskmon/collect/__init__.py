@@ -104,10 +104,10 @@ def collect(
         _refuse_text_target(source, connection, loans, read)
         shape = _by_day(chosen) if days is not None and strategy == "auto" else chosen
         aggregate, invalid_weights = _aggregate(source, connection, loans, read, shape)
-        raw, raw_invalid = Aggregate(), 0  # the raw values' counts, of the whole windows
+        raw, raw_invalid = [], 0  # the raw values' counts, of the whole windows
         for whole in [] if days is None else days.whole(request):
             window, invalid = _aggregate(source, connection, loans, whole, chosen)
-            raw.add_all(window)
+            raw.append(window)
             raw_invalid += invalid
         invalid_weights = max(invalid_weights, raw_invalid)
         if migrations is not None:
@@ -125,7 +125,8 @@ def collect(
         if request.pd is not None and request.pd.strict:  # any fails the collect: as read
             merged.invalid_pds = aggregate.invalid_pds
         merged.invalid_targets = aggregate.invalid_targets
-        merged.add_all(raw)
+        for window in raw:
+            merged.add_all(window)
         aggregate = merged
     _validate(source, request, aggregate, invalid_weights)
     _refuse_non_finite(source, request, excluded)

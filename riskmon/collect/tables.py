@@ -59,26 +59,27 @@ class Aggregate:
         if cell is None:  # a new cell: kept under its segment's one tuple (and one string)
             population, variable, values, label, bin_key = key
             key = (population, variable, self._segments.setdefault(values, values), label, bin_key)
-            cell = self.cells[key]
-        cell[0] += int(rows)
-        cell[1] += float(rows if weight is None else weight)
-        for held, values in ((self.sums, sums), (self.moments, moments)):
-            if values is not None:
-                _accumulate(held, key, values)
+            self.cells[key] = [int(rows), float(rows if weight is None else weight)]
+        else:
+            cell[0] += int(rows)
+            cell[1] += float(rows if weight is None else weight)
+        if sums is not None:
+            _accumulate(self.sums, key, sums)
+        if moments is not None:
+            _accumulate(self.moments, key, moments)
 
     def add_all(self, other: Aggregate) -> None:
-        """Add every cell of ``other`` (and its invalid PDs and targets); a cell this one does
-        not hold yet is copied as it is (the score's raw values: about a key a loan)."""
+        """Add every cell of ``other`` (and its invalid PDs and targets); where this one holds
+        none of its cells (the score's raw values of a window: about a key a loan), they are
+        copied at once."""
         cells = self.cells
-        for key, (n, w) in other.cells.items():
-            if key in cells:
-                self.add(key, int(n), w, other.sums.get(key), other.moments.get(key))
-                continue
-            cells[key] = [n, w]
+        if cells.keys().isdisjoint(other.cells.keys()):
+            cells.update((key, [n, w]) for key, (n, w) in other.cells.items())
             for mine, theirs in ((self.sums, other.sums), (self.moments, other.moments)):
-                values = theirs.get(key)
-                if values is not None:
-                    mine[key] = np.array(values, dtype=np.float64)
+                mine.update((k, np.array(v, dtype=np.float64)) for k, v in theirs.items())
+        else:
+            for key, (n, w) in other.cells.items():
+                self.add(key, int(n), w, other.sums.get(key), other.moments.get(key))
         for held, more in (
             (self.invalid_pds, other.invalid_pds),
             (self.invalid_targets, other.invalid_targets),
