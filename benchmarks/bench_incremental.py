@@ -26,6 +26,10 @@ only the baseline, in one process each way: (c) ``backfill`` (daily cells, read 
 day settled) and (d) ``backfill_full``. The loans read are counted from each run's provenance
 (days read per window × ``--per-day``), against the loans of the windows' union.
 
+``--score-decimals 2`` rounds the score (a PD of 4 decimals) to 2 decimals in a database of its
+own, as few distinct values as a scorecard's points, whose ranking a run keeps by day;
+``--raw-whole`` reads that ranking over the whole windows all the same, to compare.
+
 Run (PostgreSQL on 127.0.0.1, its database created, and dropped unless ``--keep``):
 
     .venv/bin/python benchmarks/bench_incremental.py --rows 10000000 --repeats 3 \\
@@ -76,23 +80,32 @@ def newest(rows: int, per_day: int) -> dt.date:
 
 
 # ---------------------------------------------------------------------------- the loans
-def _url(server: str, rows: int) -> str:
-    return server.rsplit("/", 1)[0] + f"/{DB}_{rows}"
+def _name(rows: int, decimals: int) -> str:
+    """The database of ``rows`` loans, their score rounded to ``decimals`` (4: as generated)."""
+    return f"{DB}_{rows}" if decimals == 4 else f"{DB}_{rows}_d{decimals}"
 
 
-def load(server: str, rows: int, per_day: int, index: bool, chunk_rows: int, seed: int) -> None:
+def _url(server: str, rows: int, decimals: int = 4) -> str:
+    return server.rsplit("/", 1)[0] + f"/{_name(rows, decimals)}"
+
+
+def load(
+    server: str, rows: int, per_day: int, index: bool, chunk_rows: int, seed: int, decimals: int
+) -> None:
     import numpy as np
     import psycopg
 
-    name = f"{DB}_{rows}"
+    name = _name(rows, decimals)
     with psycopg.connect(bc.pg_admin_url(server), autocommit=True) as admin:
         admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
         admin.execute(f"CREATE DATABASE {name}")
     columns = ", ".join(c for c, _ in bc.COLUMN_SQL)
-    with psycopg.connect(bc.pg_admin_url(_url(server, rows)), autocommit=True) as conn:
+    with psycopg.connect(bc.pg_admin_url(_url(server, rows, decimals)), autocommit=True) as conn:
         conn.execute(bc.CREATE)
         for first in range(0, rows, chunk_rows):
             frame = bc.loan_chunk(seed, first, min(chunk_rows, rows - first))
+            if decimals != 4:  # a scorecard's few distinct values
+                frame["pd_score"] = frame["pd_score"].round(decimals)
             day = (frame["loan_id"].to_numpy() // per_day).astype("timedelta64[D]")
             frame["score_date"] = (np.datetime64(START, "D") + day).astype("datetime64[D]")
             buffer = io.StringIO()
@@ -170,6 +183,13 @@ def child(kind: str, config_file: str, as_of: str, strategy: str = "auto") -> di
     from riskmon.store import MetricStore
     from riskmon.store.engine import store_engine
 
+    if os.environ.get("BENCH_RAW_WHOLE"):  # --raw-whole: as if the distinct scores were many
+        import riskmon.cells as cells
+
+        per_day = cells.cells_per_day
+        cells.cells_per_day = lambda request, baseline, *, raw=False: (  # type: ignore[assignment]
+            cells.MAX_CELLS_PER_DAY + 1 if raw else per_day(request, baseline)
+        )
     config = load_config(config_file)
     store = MetricStore(store_engine(config.store.url))
     day = dt.date.fromisoformat(as_of)
@@ -226,10 +246,19 @@ def run_child(args: list[str], env: dict[str, str]) -> dict[str, Any]:
 # ---------------------------------------------------------------------------- main
 @contextlib.contextmanager
 def _database(args: argparse.Namespace) -> Iterator[str]:
-    url = _url(args.pg_server, args.rows)
+    url = _url(args.pg_server, args.rows, args.score_decimals)
     start = time.perf_counter()
     if not args.keep or not _loaded(args):
-        load(args.pg_server, args.rows, args.per_day, not args.no_index, args.chunk_rows, args.seed)
+        index = not args.no_index
+        load(
+            args.pg_server,
+            args.rows,
+            args.per_day,
+            index,
+            args.chunk_rows,
+            args.seed,
+            args.score_decimals,
+        )
         print(f"# loaded {args.rows} loans in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     try:
         yield url
@@ -238,14 +267,16 @@ def _database(args: argparse.Namespace) -> Iterator[str]:
             import psycopg
 
             with psycopg.connect(bc.pg_admin_url(args.pg_server), autocommit=True) as admin:
-                admin.execute(f"DROP DATABASE IF EXISTS {DB}_{args.rows} WITH (FORCE)")
+                name = _name(args.rows, args.score_decimals)
+                admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def _loaded(args: argparse.Namespace) -> bool:
     import psycopg
 
     try:
-        with psycopg.connect(bc.pg_admin_url(_url(args.pg_server, args.rows))) as conn:
+        url = _url(args.pg_server, args.rows, args.score_decimals)
+        with psycopg.connect(bc.pg_admin_url(url)) as conn:
             row = conn.execute(f"SELECT count(*) FROM {bc.TABLE}").fetchone()
     except psycopg.Error:
         return False
@@ -365,6 +396,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="the collect strategy of the timed runs (nightly, full, whole), as `riskmon run "
         "--strategy`; with one other than auto the pass by day uses it too",
     )
+    parser.add_argument(
+        "--score-decimals",
+        type=int,
+        default=4,
+        help="the score rounded to this many decimals (2: 83 distinct values in the baseline, "
+        "as few as a scorecard's points), in a database of its own",
+    )
+    parser.add_argument(
+        "--raw-whole",
+        action="store_true",
+        help="read the score's distinct values over the whole windows, however few",
+    )
     parser.add_argument("--chunk-rows", type=int, default=500_000)
     parser.add_argument("--seed", type=int, default=2025)
     parser.add_argument("--pg-server", default=bc.DEFAULT_PG_SERVER)
@@ -372,6 +415,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=Path("bench_incremental.jsonl"))
     parser.add_argument("--keep", action="store_true", help="keep (and reuse) the database")
     args = parser.parse_args(argv)
+    if args.raw_whole:
+        os.environ["BENCH_RAW_WHOLE"] = "1"
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="riskmon_bench_incremental_"))
     workdir.mkdir(parents=True, exist_ok=True)
     as_of = newest(args.rows, args.per_day)
