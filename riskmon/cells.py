@@ -86,7 +86,7 @@ def day_plan(
     # segments, by day a night took as long and a full run 1.4x longer (benchmarks/incremental.md)
     raw_by_day = cells_per_day(request, baseline.stored, raw=True) <= MAX_CELLS_PER_DAY
     read_at = reading_time()
-    digest = request_digest(request, raw_by_day)
+    digest = request_digest(request, raw_by_day=raw_by_day)
     windows = {p.name: (p.window.start, p.window.end) for p in request.populations}
     stored = {} if full else store.day_cells(model.name, digest, windows)
     newest = max((p.window.end for p in request.populations), default=read_at.date())

@@ -1,5 +1,5 @@
 """One population's sums on one score day (:class:`DayCells`), their JSON, and the sum of a
-group's cells over many days (:func:`summed`).
+group's cells over many days (:func:`add_up`).
 
 A day's cells are kept in columns: per *group* — (variable, segment values, label) — its keys
 and, beside them, each key's rows and weight (:class:`Column`). A score ranked on its distinct
@@ -79,7 +79,7 @@ class DayCells:
     def to_json(self) -> dict[str, Any]:
         return {
             "cells": [
-                [*_tag_group(g), [_tag(k) for k in c.keys], c.rows, _floats(c.weights)]
+                [*_tag_group(g), [_tag(k) for k in c.keys], [int(n) for n in c.rows], _floats(c.weights)]
                 for g, c in self.cells.items()
             ],
             "sums": [[_tag_key(k), _floats(v)] for k, v in self.sums.items()],
@@ -118,7 +118,7 @@ class DayCells:
         )
 
 
-def summed(columns: Sequence[Column]) -> list[tuple[Any, int, float]]:
+def add_up(columns: Sequence[Column]) -> list[tuple[Any, int, float]]:
     """One group's keys over ``columns`` (its cells of many days), each once, with its rows
     and weight added up in the order of ``columns``. Integer or float keys (bins, a score's
     values) are added on numpy; any other keys one by one, as equal keys of a ``dict``."""

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from riskmon.collect.daycells import CellKey, Column, DayCells, Group, summed
+from riskmon.collect.daycells import CellKey, Column, DayCells, Group, add_up
 from riskmon.collect.request import CollectRequest, Population
 from riskmon.collect.tables import Aggregate, Key
 from riskmon.plan import ONE_DAY, DateWindow
@@ -121,7 +121,7 @@ def settled(day: dt.date, read_on: dt.date, lag_days: int, restatement_days: int
     return read_on >= day + dt.timedelta(days=lag_days + restatement_days)
 
 
-def request_digest(request: CollectRequest, raw_by_day: bool = False) -> str:
+def request_digest(request: CollectRequest, *, raw_by_day: bool) -> str:
     """A fingerprint of everything a day's cells depend on but its population's window: the
     columns, variables and their frozen bins, the PD, the target, the exclusions, whether the
     raw values are kept by day. Cells of another digest (a baseline frozen again, a bin
@@ -186,7 +186,7 @@ def merge(
             if cell.exclusions is not None:
                 excluded[name] = _add(excluded.get(name), cell.exclusions)
         for (variable, segments, label), columns in groups.items():
-            for key, n, w in summed(columns):
+            for key, n, w in add_up(columns):
                 aggregate.add((name, variable, segments, label, key), n, w)
     return aggregate, excluded
 

@@ -155,7 +155,6 @@ def statements(
     """The statements of one collect pass in ``shape``, as written for ``engine``."""
     for group in statement_groups(request):
         cols = QueryColumns(loans, request, group)
-        summed = cols.cell_sums(request.variables)
         if shape == "packed":
             raw = engine.categories_by_text
             for pack in packs(request.variables):
@@ -174,16 +173,31 @@ def statements(
                 sums = cols.cell_sums([variable])
                 select_ = _grouped(cols, variable, tag=True, sums=sums)
                 yield Statement(select_, cols, "tagged", sums=sums)
-        elif shape == "union_all" and engine.keys_once and len(request.variables) > 1:
-            select_ = _union_over_keys(cols, request.variables, sums=summed)
-            yield Statement(select_, cols, "tagged", sums=summed)
         elif shape == "union_all":
-            parts = [_grouped(cols, v, tag=True, sums=summed) for v in request.variables]
-            union = select(union_all(*parts).subquery()) if len(parts) > 1 else parts[0]
-            yield Statement(union, cols, "tagged", sums=summed)
+            for unioned in _unions(request):
+                sums = cols.cell_sums(unioned)
+                if engine.keys_once and len(unioned) > 1:
+                    select_ = _union_over_keys(cols, unioned, sums=sums)
+                else:
+                    parts = [_grouped(cols, v, tag=True, sums=sums) for v in unioned]
+                    select_ = select(union_all(*parts).subquery()) if len(parts) > 1 else parts[0]
+                yield Statement(select_, cols, "tagged", sums=sums)
         else:
+            summed = cols.cell_sums(request.variables)
             select_ = _grouping_sets(cols, request.variables, sums=summed)
             yield Statement(select_, cols, "grouping_sets", (*request.variables,), sums=summed)
+
+
+def _unions(request: CollectRequest) -> list[list[Variable]]:
+    """``request``'s variables as ``union_all`` reads them, each list in one statement: all
+    together, but by day the variables on raw values apart from the binned ones (one column
+    holds every variable's key, and the bins' integer keys would take the score's type: read
+    back as floats or decimals)."""
+    if not request.by_day:
+        return [list(request.variables)]
+    binned = [v for v in request.variables if v.binning is not None]
+    raw = [v for v in request.variables if v.binning is None]
+    return [unioned for unioned in (binned, raw) if unioned]
 
 
 def _packed(

@@ -143,7 +143,7 @@ class CollectedTables:
     levels: dict[str, LevelCensus] = field(default_factory=dict)
     #: the vintage curves per segment, when they were asked for
     vintages: dict[str, VintageTable] = field(default_factory=dict)
-    #: the cells of the days a pass read by day (``riskmon.collect.days.DayCells``), to keep
+    #: the cells of the days a pass read by day (``riskmon.collect.daycells.DayCells``), to keep
     day_cells: dict[tuple[str, Any], Any] = field(default_factory=dict)
     #: per population read by day, how many of its window's days were read from the source
     #: (the others' sums came from the store); empty when the windows were read whole

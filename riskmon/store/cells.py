@@ -18,7 +18,7 @@ from sqlalchemy import and_, delete, or_, select
 from riskmon.store import models as m
 from riskmon.store._session import StoreSession
 
-#: (population, day) -> the cells as JSON (``riskmon.collect.days.DayCells.to_json``)
+#: (population, day) -> the cells as JSON (``riskmon.collect.daycells.DayCells.to_json``)
 CellRows = dict[tuple[str, dt.date], dict[str, Any]]
 #: (population, day) -> (the cells as JSON, the date (UTC) they were read)
 StoredCells = dict[tuple[str, dt.date], tuple[dict[str, Any], dt.date]]

@@ -11,7 +11,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from riskmon.collect.daycells import Column, summed
+from riskmon.collect.daycells import Column, add_up
 
 
 def _by_dict(days: list[list[tuple[Any, int, float]]]) -> dict[Any, tuple[int, float]]:
@@ -58,9 +58,9 @@ def _cells(keys: st.SearchStrategy[Any]) -> st.SearchStrategy[list[list[tuple[An
         _cells(st.one_of(st.text(max_size=3), st.dates(), _DECIMALS)),
     )
 )
-def test_summed_adds_each_key_as_a_dict_would(days: list[list[tuple[Any, int, float]]]) -> None:
+def test_add_up_adds_each_key_as_a_dict_would(days: list[list[tuple[Any, int, float]]]) -> None:
     reference = _by_dict(days)
-    out = summed(_columns(days))
+    out = add_up(_columns(days))
     assert len(out) == len({_identity(k) for k, _, _ in out})  # each key once
     assert {_identity(k): (n, w) for k, n, w in out} == {
         _identity(k): v for k, v in reference.items()
@@ -78,14 +78,14 @@ def _identity(key: Any) -> Any:
     return key
 
 
-def test_summed_keeps_the_keys_types() -> None:
+def test_add_up_keeps_the_keys_types() -> None:
     days = [[(3, 2, 1.5), (1, 1, 0.5)], [(3, 4, 2.0)]]
-    assert sorted(summed(_columns(days))) == [(1, 1, 0.5), (3, 6, 3.5)]
-    assert all(type(k) is int for k, _, _ in summed(_columns(days)))
+    assert sorted(add_up(_columns(days))) == [(1, 1, 0.5), (3, 6, 3.5)]
+    assert all(type(k) is int for k, _, _ in add_up(_columns(days)))
     scores = [[(0.125, 1, 1.0)], [(0.125, 2, 2.0), (np.float64(0.5), 1, 1.0)]]
-    assert sorted(summed(_columns(scores))) == [(0.125, 3, 3.0), (0.5, 1, 1.0)]
+    assert sorted(add_up(_columns(scores))) == [(0.125, 3, 3.0), (0.5, 1, 1.0)]
     others = [[(dt.date(2025, 1, 1), 1, 1.0)], [(decimal.Decimal("1.10"), 2, 2.0)]]
-    assert {k for k, _, _ in summed(_columns(others))} == {
+    assert {k for k, _, _ in add_up(_columns(others))} == {
         dt.date(2025, 1, 1),
         decimal.Decimal("1.10"),
     }
