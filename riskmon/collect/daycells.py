@@ -79,7 +79,12 @@ class DayCells:
     def to_json(self) -> dict[str, Any]:
         return {
             "cells": [
-                [*_tag_group(g), [_tag(k) for k in c.keys], [int(n) for n in c.rows], _floats(c.weights)]
+                [
+                    *_tag_group(g),
+                    [_tag(k) for k in c.keys],
+                    [int(n) for n in c.rows],
+                    _floats(c.weights),
+                ]
                 for g, c in self.cells.items()
             ],
             "sums": [[_tag_key(k), _floats(v)] for k, v in self.sums.items()],
