@@ -136,10 +136,11 @@ def test_sighup_during_a_scheduled_run_changes_the_jobs_once_it_has_finished(
     tmp_path: Path,
 ) -> None:
     config = tmp_path / "riskmon.yaml"
-    # a cron firing every minute: the run starts within a minute of the scheduler
+    # a cron firing every minute: the run starts within a minute of the scheduler's start,
+    # which itself comes seconds after the process's (hence more than a minute to wait)
     write_config(config, sqlite_store, {MODEL: "* * * * *"}, catch_up=False)
     command = start_riskmon(config, "schedule")
-    started = wait_until_running(sqlite_store.store, command)
+    started = wait_until_running(sqlite_store.store, command, timeout=90)
     write_config(config, sqlite_store, {MODEL: "0 2 * * *", OTHER: "* * * * *"}, catch_up=False)
     command.process.send_signal(signal.SIGHUP)
     command.wait_for_output(RELOADED)
