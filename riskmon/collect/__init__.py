@@ -104,12 +104,9 @@ def collect(
         _refuse_text_target(source, connection, loans, read)
         shape = _by_day(chosen) if days is not None and strategy == "auto" else chosen
         aggregate, invalid_weights = _aggregate(source, connection, loans, read, shape)
-        raw, raw_invalid = [], 0  # the raw values' counts, of the whole windows
-        for whole in [] if days is None else days.whole(request):
-            window, invalid = _aggregate(source, connection, loans, whole, chosen)
-            raw.append(window)
-            raw_invalid += invalid
-        invalid_weights = max(invalid_weights, raw_invalid)
+        wholes = [] if days is None else days.whole(request)  # the raw values, whole windows
+        raw = [_aggregate(source, connection, loans, whole, chosen) for whole in wholes]
+        invalid_weights = max(invalid_weights, sum(invalid for _, invalid in raw))
         if migrations is not None:
             tally = _migrations(source, connection, loans, migrations, chosen)
         curves = {} if vintages is None else vintage_pass(connection, loans, vintages)
@@ -125,7 +122,7 @@ def collect(
         if request.pd is not None and request.pd.strict:  # any fails the collect: as read
             merged.invalid_pds = aggregate.invalid_pds
         merged.invalid_targets = aggregate.invalid_targets
-        for window in raw:
+        for window, _ in raw:
             merged.add_all(window)
         aggregate = merged
     _validate(source, request, aggregate, invalid_weights)
