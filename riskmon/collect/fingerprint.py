@@ -28,7 +28,24 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import DECIMAL, Connection, FromClause, Text, cast, func, literal, select
+from sqlalchemy import (
+    DECIMAL,
+    Boolean,
+    Connection,
+    Date,
+    DateTime,
+    Float,
+    FromClause,
+    Integer,
+    Numeric,
+    String,
+    Text,
+    cast,
+    func,
+    literal,
+    select,
+)
+from sqlalchemy.dialects.postgresql import CITEXT
 from sqlalchemy.sql.elements import ColumnElement
 
 from riskmon.collect.days import DayPlan, as_day, ranges
@@ -87,17 +104,36 @@ def fingerprints(
 
 
 # ------------------------------------------------------------------------ the engines' hashes
+#: the column types whose every value PostgreSQL hashes by equality (``hash_record_extended``
+#: uses each type's extended hash function: one that GROUP BY would group by); any other type,
+#: an explicit collation or a query's untyped columns: the row's text is hashed instead
+_HASHED_BY_VALUE = (Integer, Numeric, Float, String, Date, DateTime, Boolean)
+
+
+def _hashed_by_value(column: ColumnElement[Any]) -> bool:
+    kind = column.type
+    if isinstance(kind, String) and (kind.collation is not None or isinstance(kind, CITEXT)):
+        return False  # citext hashes by value only from its version 1.6
+    return isinstance(kind, _HASHED_BY_VALUE)
+
+
 def postgresql_row_hash(
     connection: Connection, row: Sequence[ColumnElement[Any]]
 ) -> ColumnElement[Any] | None:
-    """PostgreSQL: the 64-bit hash of the row's text (a record's text quotes what needs it and
-    leaves NULL empty, so two rows have the same text only if their values are the same), its
-    floats written to be read back exactly (``extra_float_digits`` 1, PostgreSQL's default, in
-    the reading's transaction whatever the server's own setting). None before PostgreSQL 11,
-    which has no ``hashtextextended``."""
+    """PostgreSQL: a 64-bit hash of the row. From PostgreSQL 14, where every column has a type
+    hashed by value, ``hash_record_extended`` (about three times quicker than hashing the
+    text) hashed once more: the record's hash is a linear sum of its values' hashes, so two
+    rows exchanging a value would keep the day's sum. Otherwise the hash of the row's text (a
+    record's text quotes what needs it and leaves NULL empty, so two rows have the same text
+    only if their values are the same), its floats written to be read back exactly
+    (``extra_float_digits`` 1, PostgreSQL's default, in the reading's transaction whatever the
+    server's own setting). None before PostgreSQL 11, which has no ``hashtextextended``."""
     version = connection.dialect.server_version_info
     if version is not None and version < (11,):
         return None
+    if version is not None and version >= (14,) and all(map(_hashed_by_value, row)):
+        record = func.hash_record_extended(func.row(*row), literal(0))
+        return func.hashint8extended(record, literal(0))
     connection.exec_driver_sql("SET LOCAL extra_float_digits = 1")
     return func.hashtextextended(cast(func.row(*row), Text), literal(0))
 

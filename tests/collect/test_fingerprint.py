@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from riskmon.collect import Source, required_columns
+from riskmon.collect import Source, fingerprint, required_columns
 from riskmon.collect.daycells import DayCells
 from riskmon.collect.days import DayPlan
 from riskmon.collect.fingerprint import fingerprints, recheck
@@ -85,6 +85,35 @@ def test_a_day_s_fingerprint_changes_with_any_of_its_values(database: tuple[str,
                 )
             assert same.fresh == plan.fresh
         return
+    changes_are_seen(url, frame)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("by_value", [True, False], ids=["record", "text"])
+def test_postgresql_hashes_a_typed_row_by_value_and_any_other_by_its_text(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch, by_value: bool
+) -> None:
+    """PostgreSQL 14 on hashes the values of a table's typed columns (``hash_record_extended``,
+    hashed once more); a row with a column of another type, or a query's untyped columns, is
+    hashed as text: both see every change, and the two give different fingerprints."""
+    frame = loan_frame(seed=19, n=400)
+    load(postgres_url, frame)
+    days = sorted(set(frame["score_date"]))
+    typed = day_prints(postgres_url, days)
+    with Source(model_config(postgres_url)) as source:
+        loans = source.check_columns()
+        assert all(fingerprint._hashed_by_value(column) for column in loans.c)
+    if not by_value:
+        monkeypatch.setattr(fingerprint, "_hashed_by_value", lambda column: False)
+        assert day_prints(postgres_url, days).keys() == typed.keys()
+        assert day_prints(postgres_url, days) != typed
+    changes_are_seen(postgres_url, frame)
+
+
+def changes_are_seen(url: str, frame: pd.DataFrame) -> None:
+    """Loaded at ``url``, ``frame``'s fingerprints are the same for the same rows in another
+    order, and each of :func:`one_change_each` changes its own day's fingerprint only."""
+    days = sorted(set(frame["score_date"]))
     load(url, frame)
     before = day_prints(url, days)
     assert sum(int(p.split(":")[0]) for p in before.values()) == len(frame)
@@ -96,9 +125,16 @@ def test_a_day_s_fingerprint_changes_with_any_of_its_values(database: tuple[str,
         load(url, book)
         after = day_prints(url, days)
         assert after[day] != before[day], what
+        # and not only by a carry: a hash that is a sum of its values' hashes keeps the day's
+        # sum modulo 2^64 when two rows exchange a value
+        assert _modulo(after[day]) != _modulo(before[day]), what
         assert {d: p for d, p in after.items() if d != day} == {
             d: p for d, p in before.items() if d != day
         }, what
+
+
+def _modulo(print_: str) -> int:
+    return int(print_.split(":")[1]) % 2**64
 
 
 @pytest.mark.postgres
