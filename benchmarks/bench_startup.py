@@ -6,6 +6,8 @@ evenly over the cases:
 - ``riskmon --help``: wall time of the installed console script, from spawn to exit;
 - ``import <module>`` for ``riskmon.metrics`` and ``riskmon.run``: wall time of
   ``python -c "import <module>"`` less that of ``python -c "pass"`` (the bare interpreter);
+- ``riskmon.run`` imported and a migrated SQLite store opened as a run opens it (its
+  revision and schema checked), less the bare interpreter;
 - which heavy third-party modules ``riskmon --help`` loads (none is the goal);
 - every report template loaded, in a process whose cache of compiled templates is empty
   (``TMPDIR`` a new folder each time: every template compiled) and in one that finds them
@@ -52,13 +54,36 @@ TEMPLATES = (
 )
 
 
-def _wall(command: list[str], tmpdir: str | None = None) -> float:
+#: ``riskmon.run`` imported and a migrated store opened as a run opens it (its revision and
+#: schema checked); ``step`` is ``upgrade`` to migrate it first
+STORE = (
+    "import riskmon.run\n"
+    "from riskmon.store.engine import store_engine\n"
+    "from riskmon.store.migrate import {step}\n"
+    "{step}(store_engine({url!r}))\n"
+)
+OPEN = "import riskmon.run, a store opened"
+#: the folder every case runs in
+OUTSIDE = tempfile.mkdtemp(prefix="riskmon-bench-cwd-")
+
+
+def _wall(command: list[str], tmpdir: str | None = None, before: str | None = None) -> float:
     """Seconds from spawn to exit; with ``tmpdir``, the process's TMPDIR (where Jinja2 keeps
-    its cache of compiled templates)."""
-    env = None if tmpdir is None else {**os.environ, "TMPDIR": tmpdir}
+    its cache of compiled templates); with ``before``, its PYTHONPATH (riskmon imported from
+    that checkout)."""
+    env = dict(os.environ)
+    if tmpdir is not None:
+        env["TMPDIR"] = tmpdir
+    if before is not None:
+        env["PYTHONPATH"] = before
     start = time.perf_counter()
-    subprocess.run(
-        command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+    subprocess.run(  # run outside any checkout: `python -c` imports first from its folder
+        command,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=OUTSIDE,
     )
     return time.perf_counter() - start
 
@@ -80,6 +105,12 @@ def _loaded_by_help() -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=15, help="runs of each case")
+    parser.add_argument(
+        "--before",
+        metavar="CHECKOUT",
+        help="also time the python cases with riskmon imported from this checkout of an "
+        "earlier commit (PYTHONPATH), each right after its own",
+    )
     args = parser.parse_args()
 
     cases = {
@@ -90,27 +121,39 @@ def main() -> None:
         "templates kept by an earlier process": [sys.executable, "-c", TEMPLATES],
     }
     kept = tempfile.mkdtemp(prefix="riskmon-bench-kept-")
+    store = f"sqlite:///{Path(tempfile.mkdtemp(prefix='riskmon-bench-store-')) / 'store.db'}"
+    migrate = [sys.executable, "-c", STORE.format(url=store, step="upgrade")]
+    subprocess.run(migrate, check=True, cwd=OUTSIDE)
+    cases[OPEN] = [sys.executable, "-c", STORE.format(url=store, step="check_schema")]
 
     def tmpdir(name: str) -> str | None:
         if name.startswith("templates compiled"):
             return tempfile.mkdtemp(prefix="riskmon-bench-empty-")
         return kept if name.startswith("templates kept") else None
 
-    times: dict[str, list[float]] = {name: [] for name in cases}
-    for name, command in cases.items():  # warm the file cache, the bytecode, the kept templates
-        _wall(command, tmpdir(name))
+    runs = [(name, command, None) for name, command in cases.items()]
+    if args.before:
+        runs = [
+            run
+            for name, command, _ in runs
+            for run in [(name, command, None), (f"{name} [before]", command, args.before)]
+            if command[0] == sys.executable or run[2] is None
+        ]
+    times: dict[str, list[float]] = {name: [] for name, _, _ in runs}
+    for name, command, before in runs:  # warm the file cache, the bytecode, the kept templates
+        _wall(command, tmpdir(name), before)
     for _ in range(args.repeats):
-        for name, command in cases.items():
-            times[name].append(_wall(command, tmpdir(name)))
+        for name, command, before in runs:
+            times[name].append(_wall(command, tmpdir(name), before))
 
     bare = times["python (bare interpreter)"]
     print(f"Python {platform.python_version()}, {platform.system()} {platform.machine()}, ", end="")
     print(f"median of {args.repeats} runs (minimum in brackets)\n")
     print("| case | median | minimum |")
     print("|------|-------:|--------:|")
-    for name, runs in times.items():
-        median, least = statistics.median(runs), min(runs)
-        if name.startswith("import "):
+    for name, each in times.items():
+        median, least = statistics.median(each), min(each)
+        if name.startswith(("import ", OPEN)):
             name = f"{name} (less the bare interpreter)"
             median, least = median - statistics.median(bare), least - min(bare)
         print(f"| `{name}` | {median:.3f} s | {least:.3f} s |")

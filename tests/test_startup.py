@@ -57,3 +57,28 @@ def test_python_dash_m_riskmon_is_the_command() -> None:
         [sys.executable, "-m", "riskmon", "--help"], check=True, capture_output=True, text=True
     )
     assert "Usage: riskmon" in done.stdout
+
+
+def test_a_run_opens_its_store_without_alembic(tmp_path: Path) -> None:
+    """Alembic (and each migration script) is loaded to migrate or compare a schema, not by a
+    run: ``riskmon.run`` imported and a migrated store opened and checked, no ``alembic``."""
+    probe = (
+        "import sys\n"
+        "from riskmon.store.engine import store_engine\n"
+        "from riskmon.store.migrate import check_schema\n"
+        "import riskmon.run\n"
+        f"engine = store_engine({'sqlite:///' + str(tmp_path / 'store.db')!r})\n"
+        "check_schema(engine)\n"
+        "print('loaded:', *sorted(sys.modules))\n"
+    )
+    migrate = (
+        "from riskmon.store.engine import store_engine\n"
+        "from riskmon.store.migrate import upgrade\n"
+        f"upgrade(store_engine({'sqlite:///' + str(tmp_path / 'store.db')!r}))\n"
+    )
+    subprocess.run([sys.executable, "-c", migrate], check=True)
+    done = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True)
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("loaded:")]
+    loaded = set(line.split()[1:])
+    assert "riskmon.run" in loaded
+    assert not {m for m in loaded if m.split(".")[0] in ("alembic", "mako")}

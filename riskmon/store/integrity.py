@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from alembic.autogenerate import compare_metadata
-from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Connection, inspect, select
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -69,6 +67,9 @@ def riskmon_object(
 def model_differences(connection: Connection) -> list[str]:
     """How the database's schema differs from the models, in words: what ``alembic check``
     compares (tables, columns and their types, nullability, constraints, indexes)."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+
     context = MigrationContext.configure(
         connection, opts={"compare_type": True, "include_object": riskmon_object}
     )
