@@ -24,6 +24,7 @@ from riskmon.config import ModelConfig, RiskmonConfig, model_fingerprint
 from riskmon.errors import RiskmonError, describe_failure
 from riskmon.evaluate import AlertKey, check_rule_levels, evaluate, key_of, red_by_levels
 from riskmon.figures import CATALOG, FrozenBaseline
+from riskmon.heap import set_aside_imports
 from riskmon.notify import due_channels, notify_run
 from riskmon.outcome import RunOutcome
 from riskmon.plan import DateWindow, RunPlan, beyond_calendar, plan_record, plan_run, planned_record
@@ -59,9 +60,8 @@ HEARTBEAT_SECONDS = 30.0
 def _heartbeat(
     store: MetricStore, run_id: int, owner: str, every: float, *, grace: float | None = None
 ) -> Iterator[None]:
-    """Refresh the run's heartbeat in the background, so others see its owner is alive; not
-    while the run's source reading is stuck ``grace`` seconds past its deadline (a thread
-    riskmon could not get back), so that another process can take over the stale claim."""
+    """Refresh the run's heartbeat in the background (its owner is alive); not while its source
+    reading is stuck ``grace`` s past its deadline, so another process can take the claim over."""
     stop = threading.Event()
     run_thread = threading.get_ident()  # the run's readings happen on the calling thread
 
@@ -89,8 +89,7 @@ def _heartbeat(
 
 
 def _baseline_volume(baseline: StoredBaseline, current: DateWindow) -> float | None:
-    """The baseline's loans scaled to the current window's days: the volume a first run is
-    compared with."""
+    """The baseline's loans scaled to the current window's days (a first run's volume)."""
     days = (baseline.window_end - baseline.window_start).days + 1
     if days <= 0 or not baseline.n_rows:
         return None
@@ -352,6 +351,7 @@ def run_models(
     be written is said in the outcome's ``report_error``. The index of every model is
     rewritten at the end.
     """
+    set_aside_imports()  # what the imports left, out of the collector's walks (riskmon.heap)
     models = [config.model(name) for name in names] if names else list(config.models)
     outcomes = []
     for model in models:
