@@ -41,9 +41,7 @@ def test_the_objects_alive_at_the_first_call_are_frozen_once_and_later_cycles_co
     assert after == frozen  # the second call froze nothing more
 
 
-def test_a_run_sets_the_imports_aside_before_anything_else(
-    monkeypatch: pytest.MonkeyPatch, store: MetricStore
-) -> None:
+def test_a_run_sets_the_imports_aside(monkeypatch: pytest.MonkeyPatch, store: MetricStore) -> None:
     calls: list[str] = []
     monkeypatch.setattr(riskmon.run, "set_aside_imports", lambda: calls.append("set aside"))
     config = parse_config({"models": []}, source="test", env={})
