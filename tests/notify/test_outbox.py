@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 
 from riskmon.store import MetricStore
 
@@ -27,30 +28,44 @@ from .conftest import HookServer
 
 KILL_AT = Path(__file__).with_name("kill_at.py")
 PROCESS_TIMEOUT = 120
-#: the notifications' shared deadline in these tests: a delivery left "sending" by a killed
-#: process is taken again this long (plus the margin) after it was taken
-RUN_TIMEOUT = 1.0
-#: the deadline where a test needs a delivery to stay taken across the start of a new process
-#: (a python process that imports riskmon can take several seconds on a loaded machine)
+#: the notifications' shared deadline in these tests, long enough for a loaded machine: a
+#: delivery left "sending" by a killed process stays taken this long plus the margin, which
+#: holds it across the start of a new process (importing riskmon can take seconds)
 LONG_RUN_TIMEOUT = 60.0
+#: the deadline a test switches to once it wants a taken delivery free again soon: a process
+#: judges a delivery stale by its own configuration, after this plus the margin
+SHORT_RUN_TIMEOUT = 4.0
+#: how long after a delivery was taken it is stale under SHORT_RUN_TIMEOUT, with a half-second
+#: to spare
+SHORT_STALE_AFTER = SHORT_RUN_TIMEOUT + 5.5
 NEXT = dt.date(2025, 4, 1)
 
 
 def _setup(
-    tmp_path: Path, hook: HookServer, store_url: str, run_timeout: float = RUN_TIMEOUT
+    tmp_path: Path, hook: HookServer, store_url: str, run_timeout: float = LONG_RUN_TIMEOUT
 ) -> Path:
     loans = f"sqlite:///{tmp_path / 'loans.db'}"
     load_loans(loans)
     model = loans_model(loans, notify=[{"webhook": hook.url(), "notify_on": "always"}])
     document = config_of(store_url, [model])
     document["notifications"] = {
-        "delivery_timeout_seconds": RUN_TIMEOUT,
+        "delivery_timeout_seconds": run_timeout,
         "run_timeout_seconds": run_timeout,
     }
     document["store"]["reports_dir"] = str(tmp_path / "reports")
     path = tmp_path / "riskmon.yaml"
     write_config(path, document)
     return path
+
+
+def _shorten_run_timeout(config: Path) -> None:
+    """Rewrite ``config`` with SHORT_RUN_TIMEOUT, for the processes that start after this."""
+    document = yaml.safe_load(config.read_text(encoding="utf-8"))
+    document["notifications"] = {
+        "delivery_timeout_seconds": SHORT_RUN_TIMEOUT,
+        "run_timeout_seconds": SHORT_RUN_TIMEOUT,
+    }
+    write_config(config, document)
 
 
 def _riskmon(config: Path, *args: str, kill_at: tuple[str, str] | None = None) -> int:
@@ -95,13 +110,15 @@ def test_a_run_killed_before_it_notified_leaves_its_notification_to_the_next_pro
     config = _setup(tmp_path, hook, store_url)
 
     code = _riskmon(config, "run", "--as-of", str(AS_OF), kill_at=(step, signum))
+    taken = time.monotonic()
 
     assert code in (-signal.Signals[signum], 128 + signal.Signals[signum]), code
     assert hook.requests == []
     owed = "sending" if step == "taken" else "pending"
     assert _states(store, AS_OF) == ([owed], {"pending"})  # stored, and owed
     if step == "taken":  # taken by the killed process: free again once its deadline is past
-        time.sleep(RUN_TIMEOUT + 5.5)
+        _shorten_run_timeout(config)
+        time.sleep(max(0.0, SHORT_STALE_AFTER - (time.monotonic() - taken)))
 
     assert _riskmon(config, "notify", "--pending") == 0
     assert len(hook.requests) == 1
@@ -137,7 +154,7 @@ def test_a_process_killed_after_sending_before_recording_sends_again_never_never
     store: MetricStore,
 ) -> None:
     hook = hook_server()
-    config = _setup(tmp_path, hook, store_url, run_timeout=LONG_RUN_TIMEOUT)
+    config = _setup(tmp_path, hook, store_url)
     _riskmon(config, "run", "--as-of", str(AS_OF), kill_at=("sent", "SIGKILL"))
     taken = time.monotonic()
     assert len(hook.requests) == 1
@@ -146,7 +163,8 @@ def test_a_process_killed_after_sending_before_recording_sends_again_never_never
     assert _riskmon(config, "notify", "--pending") == 0  # still taken: not sent again yet
     assert time.monotonic() - taken < LONG_RUN_TIMEOUT, "the machine was too slow to tell"
     assert len(hook.requests) == 1
-    time.sleep(max(0.0, LONG_RUN_TIMEOUT + 5.5 - (time.monotonic() - taken)))
+    _shorten_run_timeout(config)  # the next process takes it again once it is stale to it
+    time.sleep(max(0.0, SHORT_STALE_AFTER - (time.monotonic() - taken)))
     assert _riskmon(config, "notify", "--pending") == 0
 
     # the one case a channel hears of a run twice: whether the message left before the kill
