@@ -343,14 +343,14 @@ def run_models(
     notify: bool = True,
     force: bool = False,
     full: bool = False,
+    index: bool = True,
 ) -> list[RunOutcome]:
     """Run each named model (every model when ``names`` is empty), one after the other.
 
     After each run: its HTML report is written from the store (``report``), then the configured
-    channels are notified (``notify``); neither can fail the run, and a report that could not
-    be written is said in the outcome's ``report_error``. The index of every model is
-    rewritten at the end.
-    """
+    channels are notified (``notify``); neither can fail the run (a report not written is said
+    in the outcome's ``report_error``). Then, with ``report`` and ``index``, every model's index
+    is rewritten (a caller of many dates writes it once)."""
     set_aside_imports()  # what the imports left, out of the collector's walks (riskmon.heap)
     models = [config.model(name) for name in names] if names else list(config.models)
     outcomes = []
@@ -370,7 +370,7 @@ def run_models(
                 report_path=Path(outcome.report_path) if outcome.report_path else None,
             )
         outcomes.append(outcome)
-    if report:
+    if report and index:
         _render_index(config, store)
     return outcomes
 

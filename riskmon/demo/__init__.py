@@ -298,7 +298,13 @@ def run_demo(folder: Path, *, progress: bool = True) -> DemoResult:
                 for day in dates:
                     bar.update(steps, description=f"{model.name} as of {day}")
                     outcomes += run_models(
-                        config, [model.name], day, store=store, notify=False, report=True
+                        config,
+                        [model.name],
+                        day,
+                        store=store,
+                        notify=False,
+                        report=True,
+                        index=False,  # written once, below
                     )
                     bar.advance(steps)
             index = render_index(config, store)

@@ -367,6 +367,19 @@ def test_each_report_links_its_previous_and_next_run_and_the_index(
         ).resolve() == real_config.store.reports_dir.resolve() / "index.html"
 
 
+def test_run_models_leaves_the_index_to_a_caller_that_asks_to(
+    real_config: RiskmonConfig, store: MetricStore
+) -> None:
+    from riskmon.run import run_models
+
+    index = real_config.store.reports_dir / "index.html"
+    (outcome,) = run_models(real_config, ["retail_pd"], AS_OF[0], store=store, index=False)
+    assert Path(str(outcome.report_path)).is_file()
+    assert not index.exists()
+    run_models(real_config, ["retail_pd"], AS_OF[1], store=store)
+    assert "retail_pd" in index.read_text(encoding="utf-8")
+
+
 def test_report_path_is_where_the_report_is_written(
     real_config: RiskmonConfig, real_runs: MetricStore
 ) -> None:
