@@ -15,8 +15,6 @@ ones.
 
 from __future__ import annotations
 
-import itertools
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +22,7 @@ import numpy as np
 
 from riskmon.errors import InvalidDataError
 from riskmon.metrics._discrimination import DEFAULT_CONFIDENCE_LEVEL
+from riskmon.metrics._mixed_binomial import critical_count, tail
 from riskmon.metrics._validation import (
     check_default_counts,
     check_fraction,
@@ -35,22 +34,6 @@ from riskmon.metrics._validation import (
 JEFFREYS_PRIOR = 0.5
 #: default significance level of the binomial test's critical count
 DEFAULT_BINOMIAL_ALPHA = 0.01
-#: where, as quantiles of the Beta law behind P(Bin(N, p) ≥ D), the conditional tail probability
-#: turns from 0 to 1: the integration over the systematic factor breaks there, so that the
-#: quadrature cannot step over a narrow turn (large N, small correlation)
-_TURN_QUANTILES = (1e-9, 1e-4, 0.01, 0.25, 0.5, 0.75, 0.99, 1 - 1e-4, 1 - 1e-9)
-#: accuracy asked of the quadrature: relative, and absolute for pieces that hold next to
-#: nothing (refining those only meets rounding), and how many subintervals it may use
-_QUAD_RELATIVE_TOLERANCE = 1e-10
-_QUAD_ABSOLUTE_TOLERANCE = 1e-30
-_QUAD_SUBINTERVALS = 200
-_SQRT_2PI = math.sqrt(2 * math.pi)
-#: the PDs whose default count is certain: none defaults, every obligor defaults
-_CERTAIN_PDS = (0.0, 1.0)
-#: beyond |z| = 38.5 the normal density is below the smallest double: the integral stops there
-_Z_RANGE = 38.5
-#: fixed breaks that keep the bulk of φ resolved when every turn lies far out (tiny ρ)
-_Z_BREAKS = (-_Z_RANGE, -8.0, -4.0, -2.0, 0.0, 2.0, 4.0, 8.0, _Z_RANGE)
 
 
 def _grade(defaults: Any, n: Any, pd: Any, *, closed: bool = False) -> tuple[float, float, float]:
@@ -284,14 +267,14 @@ def binomial_test(
     d, total, p = _grade(defaults, n, pd, closed=True)
     rho = _check_correlation(correlation)
     level = check_fraction(alpha, "alpha")
-    critical = _critical_count(total, p, rho, level)
+    critical = critical_count(total, p, rho, level)
     if total == 0:
         nan = not_available("The binomial test is not available: the grade has no obligors")
         return BinomialTestResult(d, nan, nan, critical, 0.0, total, p, rho, level)
     return BinomialTestResult(
         statistic=d,
-        pvalue=_tail(d, total, p, rho, upper=True),
-        pvalue_over=_tail(d, total, p, rho, upper=False),
+        pvalue=tail(d, total, p, rho, upper=True),
+        pvalue_over=tail(d, total, p, rho, upper=False),
         critical_value=critical,
         expected=total * p,
         n=total,
@@ -305,68 +288,3 @@ def _check_correlation(value: float) -> float:
     if not (isinstance(value, (int, float, np.floating, np.integer)) and 0 <= value < 1):
         raise InvalidDataError(f"Expected correlation in [0, 1), got {value!r}")
     return float(value)
-
-
-def _critical_count(n: float, pd: float, rho: float, alpha: float) -> int:
-    """The smallest whole d with P(X >= d) <= alpha, by bisection (the tail falls with d)."""
-    safe, significant = 0, math.ceil(n + 1)  # P(X >= 0) = 1 > alpha; P(X >= n + 1) = 0
-    while significant - safe > 1:
-        mid = (safe + significant) // 2
-        if _tail(mid, n, pd, rho, upper=True) <= alpha:
-            significant = mid
-        else:
-            safe = mid
-    return significant
-
-
-def _tail(x: float, n: float, pd: float, rho: float, *, upper: bool) -> float:
-    """P(X >= x) (``upper``) or P(X <= x) for X binomial (ρ = 0) or Vasicek-mixed binomial."""
-    from scipy.special import betainc, betaincc
-
-    if upper:  # P(X >= x) = I_p(x, n − x + 1)
-        if x <= 0 or x >= n + 1:
-            return 1.0 if x <= 0 else 0.0
-        a, b = x, n - x + 1
-    else:  # P(X <= x) = 1 − I_p(x + 1, n − x)
-        if x >= n:
-            return 1.0
-        a, b = x + 1, n - x
-    if rho == 0 or pd in _CERTAIN_PDS:  # a PD of 0 or 1 is certain whatever the correlation
-        return float(betainc(a, b, pd) if upper else betaincc(a, b, pd))
-    return _vasicek_mixture(a, b, pd, rho, complement=not upper)
-
-
-def _vasicek_mixture(a: float, b: float, pd: float, rho: float, *, complement: bool) -> float:
-    """E[I_p(Z)(a, b)] (or E[1 − I_p(Z)(a, b)] when ``complement``) over the systematic factor
-    Z ~ N(0, 1), p(z) the Vasicek conditional PD: ∫ φ(z)·I_p(z)(a, b) dz, by adaptive
-    quadrature piece by piece between the points where I_p(z)(a, b) turns and fixed breaks
-    across the bulk of φ.
-    """
-    from scipy.integrate import quad
-    from scipy.special import betainc, betaincinv, ndtr, ndtri
-
-    threshold, load, idio = float(ndtri(pd)), math.sqrt(rho), math.sqrt(1 - rho)
-    # 1 − I_p(a, b) = I_(1−p)(b, a), and 1 − p(z) = Φ(−(...)): the complement is computed
-    # without subtracting from 1, which would drown its small values in rounding
-    sign, first, second = (-1.0, b, a) if complement else (1.0, a, b)
-
-    def integrand(z: float) -> float:
-        density = math.exp(-z * z / 2) / _SQRT_2PI
-        return density * float(betainc(first, second, ndtr(sign * (threshold - load * z) / idio)))
-
-    # p(z) = q where z = (Φ⁻¹(PD) − √(1 − ρ)·Φ⁻¹(q)) / √ρ
-    turns = (threshold - idio * ndtri(betaincinv(a, b, np.asarray(_TURN_QUANTILES)))) / load
-    inside = (float(z) for z in turns if abs(z) < _Z_RANGE)
-    bounds = sorted({*_Z_BREAKS, *inside})
-    total = 0.0
-    for low, high in itertools.pairwise(bounds):
-        piece, _ = quad(
-            integrand,
-            low,
-            high,
-            epsabs=_QUAD_ABSOLUTE_TOLERANCE,
-            epsrel=_QUAD_RELATIVE_TOLERANCE,
-            limit=_QUAD_SUBINTERVALS,
-        )
-        total += piece
-    return min(max(total, 0.0), 1.0)

@@ -201,6 +201,49 @@ def test_correlated_critical_value_is_where_the_tail_crosses_alpha(rho):
     assert hermite_tail(crit, n, pd, rho) <= alpha < hermite_tail(crit - 1, n, pd, rho)
 
 
+@pytest.mark.parametrize(
+    ("n", "pd", "rho", "alpha"),
+    [
+        (1, 0.4, 0.12, 0.01),
+        (10.5, 0.1, 0.24, 0.05),
+        (200, 0.025, 0.05, 0.01),
+        (4321.7, 0.003, 0.9, 0.001),  # the guess far from the answer: searched outwards
+        (20_000, 0.999, 0.03, 0.5),
+        (250_000, 1e-6, 1e-6, 0.01),
+    ],
+)
+def test_correlated_critical_value_is_the_bisection_of_the_exact_tails(
+    n, pd, rho, alpha, monkeypatch
+):
+    from riskmon.metrics import _mixed_binomial
+
+    exact, calls = _mixed_binomial.tail, []
+
+    def tail(*args, **kwargs):
+        calls.append(args)
+        return exact(*args, **kwargs)
+
+    monkeypatch.setattr(_mixed_binomial, "tail", tail)
+
+    def bisected():  # the search over the exact tails alone, halving (0, n + 1]
+        safe, significant = 0, int(np.ceil(n + 1))
+        while significant - safe > 1:
+            mid = (safe + significant) // 2
+            if tail(mid, n, pd, rho, upper=True) <= alpha:
+                significant = mid
+            else:
+                safe = mid
+        return significant
+
+    found = _mixed_binomial.critical_count(n, pd, rho, alpha)
+    searched = len(calls)
+    assert found == bisected()
+    halving = len(calls) - searched
+    # no more exact tails than the halving takes, but where the Gauss–Hermite guess is poor (ρ
+    # near 1): then at most the doubling steps and a halving of their last one
+    assert searched <= halving if rho < 0.5 else searched <= 2 * halving + 1
+
+
 def test_correlated_far_tail_keeps_relative_accuracy():
     # 500 defaults where 300 are expected, ρ = 1e-4: P(X >= 500) ≈ 5.4e-20; the integral on a
     # fine grid of z (the tails beyond |z| = 12 hold nothing here) gives the same to 1e-8
