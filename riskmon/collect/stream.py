@@ -139,6 +139,15 @@ def _add_chunk(
     moments = None if targets is None else targets[1]
     group_index, decoded = _groups(head)
     n_groups = len(decoded)
+    # each group's (population, segment values, label), its segment values held once
+    groups = [
+        (
+            cols.population_name(code),
+            aggregate.segment(tuple(rest[:n_segments])),
+            rest[n_segments],
+        )
+        for code, *rest in decoded
+    ]
     for variable in request.variables:
         raw = values[position[variable.name]]
         if variable.on_pd and request.pd is not None:
@@ -176,19 +185,18 @@ def _add_chunk(
             cell_moments = np.stack(
                 [np.bincount(cell, weights=t, minlength=size) for t in moments], axis=1
             )
-        for flat in np.flatnonzero(rows).tolist():
-            g, k = divmod(flat, n_keys)
-            code, *rest = decoded[g]
-            population = cols.population_name(code)
-            segment_values, label = tuple(rest[:n_segments]), rest[n_segments]
-            key = key_values[k]
-            aggregate.add(
-                (population, variable.name, segment_values, label, key),
-                int(rows[flat]),
-                None if summed is None else float(summed[flat]),
-                None if sums is None else sums[flat],
-                None if cell_moments is None else cell_moments[flat],
-            )
+        filled = np.flatnonzero(rows)
+        in_group, in_keys = np.divmod(filled, n_keys)
+        aggregate.add_cells(
+            [
+                (groups[g][0], variable.name, groups[g][1], groups[g][2], key_values[k])
+                for g, k in zip(in_group.tolist(), in_keys.tolist(), strict=True)
+            ],
+            rows[filled].tolist(),
+            None if summed is None else summed[filled].tolist(),
+            None if sums is None else sums[filled],
+            None if cell_moments is None else cell_moments[filled],
+        )
     return invalid
 
 

@@ -68,6 +68,37 @@ class Aggregate:
         if moments is not None:
             _accumulate(self.moments, key, moments)
 
+    def segment(self, values: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The one tuple every cell of the segment ``values`` is kept under."""
+        return self._segments.setdefault(values, values)
+
+    def add_cells(
+        self,
+        keys: list[Key],
+        rows: list[int],
+        weights: list[float] | None,
+        sums: npt.NDArray[Any] | None = None,
+        moments: npt.NDArray[Any] | None = None,
+    ) -> None:
+        """:meth:`add` of many cells at once: ``keys`` (their segment values already held by
+        :meth:`segment`), their ``rows`` and ``weights`` (None: a weight a row), and their PD
+        sums and target moments as one row each of ``sums`` and ``moments``."""
+        cells = self.cells
+        for i, (key, n) in enumerate(zip(keys, rows, strict=True)):
+            w = float(n) if weights is None else weights[i]
+            cell = cells.get(key)
+            if cell is None:
+                cells[key] = [n, w]
+            else:
+                cell[0] += n
+                cell[1] += w
+        for held, values in ((self.sums, sums), (self.moments, moments)):
+            if values is None:
+                continue
+            for key, row in zip(keys, values, strict=True):
+                before = held.get(key)
+                held[key] = row.copy() if before is None else before + row
+
     def add_all(self, other: Aggregate) -> None:
         """Add every cell of ``other`` (and its invalid PDs and targets); where this one holds
         none of its cells (the score's raw values of a window: about a key a loan), they are
