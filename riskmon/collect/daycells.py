@@ -133,13 +133,7 @@ def add_up(columns: Sequence[Column]) -> list[tuple[Any, int, float]]:
     values = _numeric(keys)
     if values is None:
         out: dict[Any, list[Any]] = {}
-        for key, n, w in zip(keys, rows, weights, strict=True):
-            cell = out.get(key)
-            if cell is None:
-                out[key] = [n, w]
-            else:
-                cell[0] += n
-                cell[1] += w
+        sum_counts(out, keys, rows, weights)
         return [(key, int(n), float(w)) for key, (n, w) in out.items()]
     unique, inverse = np.unique(values, return_inverse=True)
     size = unique.size
@@ -235,3 +229,16 @@ def _floats(values: Any) -> list[Any]:
 
 def _unfloats(values: Sequence[Any]) -> list[float]:
     return [v if type(v) is float else float(_untag(v)) for v in values]
+
+
+def sum_counts(
+    held: dict[Any, list[Any]], keys: Iterable[Any], rows: Iterable[Any], weights: Iterable[Any]
+) -> None:
+    """Add each key's rows and weight into ``held`` (key -> [rows, weight]), in key order."""
+    for key, n, w in zip(keys, rows, weights, strict=True):
+        cell = held.get(key)
+        if cell is None:
+            held[key] = [n, w]
+        else:
+            cell[0] += n
+            cell[1] += w

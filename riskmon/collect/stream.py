@@ -139,15 +139,7 @@ def _add_chunk(
     moments = None if targets is None else targets[1]
     group_index, decoded = _groups(head)
     n_groups = len(decoded)
-    # each group's (population, segment values, label), its segment values held once
-    groups = [
-        (
-            cols.population_name(code),
-            aggregate.segment(tuple(rest[:n_segments])),
-            rest[n_segments],
-        )
-        for code, *rest in decoded
-    ]
+    groups = _group_keys(aggregate, cols, decoded, n_segments)
     for variable in request.variables:
         raw = values[position[variable.name]]
         if variable.on_pd and request.pd is not None:
@@ -198,6 +190,20 @@ def _add_chunk(
             None if cell_moments is None else cell_moments[filled],
         )
     return invalid
+
+
+def _group_keys(
+    aggregate: Aggregate, cols: QueryColumns, decoded: list[tuple[Any, ...]], n_segments: int
+) -> list[tuple[str, tuple[Any, ...], Any]]:
+    """Each group's (population, segment values, label), its segment values held once."""
+    return [
+        (
+            cols.population_name(code),
+            aggregate.segment(tuple(rest[:n_segments])),
+            rest[n_segments],
+        )
+        for code, *rest in decoded
+    ]
 
 
 def _groups(head: list[npt.NDArray[Any]]) -> tuple[npt.NDArray[np.intp], list[tuple[Any, ...]]]:

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from riskmon.collect.compact import CountTables
+from riskmon.collect.daycells import sum_counts
 from riskmon.collect.migration_tables import MigrationTables
 from riskmon.collect.request import CollectRequest, Variable
 from riskmon.metrics import (
@@ -83,15 +84,7 @@ class Aggregate:
         """:meth:`add` of many cells at once: ``keys`` (their segment values already held by
         :meth:`segment`), their ``rows`` and ``weights`` (None: a weight a row), and their PD
         sums and target moments as one row each of ``sums`` and ``moments``."""
-        cells = self.cells
-        for i, (key, n) in enumerate(zip(keys, rows, strict=True)):
-            w = float(n) if weights is None else weights[i]
-            cell = cells.get(key)
-            if cell is None:
-                cells[key] = [n, w]
-            else:
-                cell[0] += n
-                cell[1] += w
+        sum_counts(self.cells, keys, rows, [float(n) for n in rows] if weights is None else weights)
         for held, values in ((self.sums, sums), (self.moments, moments)):
             if values is None:
                 continue
