@@ -59,7 +59,7 @@ class Aggregate:
         cell = self.cells.get(key)
         if cell is None:  # a new cell: kept under its segment's one tuple (and one string)
             population, variable, values, label, bin_key = key
-            key = (population, variable, self._segments.setdefault(values, values), label, bin_key)
+            key = (population, variable, self.segment(values), label, bin_key)
             self.cells[key] = [int(rows), float(rows if weight is None else weight)]
         else:
             cell[0] += int(rows)
