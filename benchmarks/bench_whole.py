@@ -9,7 +9,9 @@ values), 12 numeric and 8 categorical characteristics. They are loaded into a th
 PostgreSQL database ``riskmon_bench_whole_<rows>`` (by ``COPY``), a DuckDB file in the work
 folder and Parquet files there that a Spark Thrift server (``local[2]``, started from PyPI's
 pyspark by ``tests/spark_server.py``, ``--spark-driver-memory``, stopped by its PID at the end)
-reads as table ``loans`` through ``hive://``; all dropped at the end unless ``--keep``.
+reads as table ``loans`` through ``hive://``; all dropped at the end unless ``--keep``. With
+``--key``, PostgreSQL's table has a primary key on (``loan_id``, ``score_date``) (untimed), as
+a table of loans scored day by day usually has; without it, none.
 
 The model is ``bench_run.py``'s (every characteristic, baseline the first 7 days of January,
 a 1-month stability window, a 2-month performance window, run as of 2025-03-31: current =
@@ -714,6 +716,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--keep", action="store_true", help="keep the loans (and reuse them when loaded)"
     )
+    parser.add_argument(
+        "--key",
+        action="store_true",
+        help="PostgreSQL's table gets a primary key on (loan_id, score_date); without it, a "
+        "kept table's key is dropped",
+    )
     args = parser.parse_args(argv)
 
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="riskmon_bench_whole_"))
@@ -737,6 +745,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         with contextlib.ExitStack() as stack:
             postgresql = "postgresql" in args.engines
             pg = stack.enter_context(br._database(args)) if postgresql else ""
+            if postgresql:
+                _key(args.pg_server, args.rows, keyed=args.key)
             setups = {}
             for engine in args.engines:
                 if engine == "duckdb" and not (args.keep and duckdb_file.exists()):
@@ -758,6 +768,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"# load average at the end {os.getloadavg()}", file=sys.stderr)
     _print_checks(records)
     print(summarize(records))
+
+
+def _key(server: str, rows: int, *, keyed: bool) -> None:
+    """PostgreSQL's loans keyed by (loan_id, score_date), or not: untimed set-up."""
+    import psycopg
+
+    with psycopg.connect(bc.pg_admin_url(bc.pg_url(server, rows)), autocommit=True) as conn:
+        conn.execute(f"ALTER TABLE {bc.TABLE} DROP CONSTRAINT IF EXISTS loans_key")
+        if keyed:
+            conn.execute(
+                f"ALTER TABLE {bc.TABLE} ADD CONSTRAINT loans_key PRIMARY KEY (loan_id, score_date)"
+            )
+            conn.execute(f"VACUUM (ANALYZE) {bc.TABLE}")
 
 
 def _print_checks(records: list[dict[str, Any]]) -> None:

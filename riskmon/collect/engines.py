@@ -87,6 +87,7 @@ def _postgresql_tuning(connection: Connection) -> None:
 POSTGRESQL = EngineProfile(
     name="postgresql",
     dialects=frozenset({"postgresql"}),
+    enforces_keys=True,
     default_shape="packed",
     snapshot="PostgreSQL REPEATABLE READ, READ ONLY transaction: one snapshot",
     read_only=True,
@@ -125,6 +126,7 @@ def _mysql_time_zone(connection: Connection, zone: str) -> None:
 MYSQL = EngineProfile(
     name="mysql",
     dialects=frozenset({"mysql", "mariadb"}),
+    enforces_keys=True,
     default_shape="union_all",
     # riskmon sets no isolation level here: it relies on the server's default
     snapshot="MySQL/MariaDB read-only session, InnoDB's default REPEATABLE READ: one snapshot",
@@ -177,6 +179,7 @@ def _duckdb_existing_file(url: URL) -> URL:
 SQLITE = EngineProfile(
     name="sqlite",
     dialects=frozenset({"sqlite"}),
+    enforces_keys=True,
     # SQLite's GROUP BY is slower than aggregating a streamed read with numpy
     default_shape="stream",
     snapshot="SQLite one read transaction (query_only): one snapshot",
@@ -215,6 +218,7 @@ def _duckdb_per_loan_memory(connection: Connection) -> Iterator[None]:
 DUCKDB = EngineProfile(
     name="duckdb",
     dialects=frozenset({"duckdb"}),
+    enforces_keys=True,
     default_shape="packed",
     snapshot="DuckDB file opened read-only: no one writes it while riskmon reads",
     read_only=True,

@@ -1,11 +1,18 @@
 """Each population's loans read and left out, and the loans whose PD is not one, counted where
-the loans live (a pass by day: per day population, so that a day's cells hold them)."""
+the loans live (a pass by day: per day population, so that a day's cells hold them).
+
+The loans that repeat an id and score date are counted by a ``GROUP BY`` on both (a statement
+that sorts or hashes every loan of the windows) unless the table's own key rules them out: a
+primary key, unique constraint or unique index (on columns, without a predicate) within those
+two columns, on an engine that enforces it. Their count is 0 then, as the statement would find.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 
-from sqlalchemy import Connection, FromClause
+from sqlalchemy import Connection, FromClause, Index, Table, UniqueConstraint
 
 from riskmon.collect.engines import EngineProfile
 from riskmon.collect.request import CollectRequest
@@ -46,14 +53,37 @@ def exclusions(
             )
         if request.id is None:
             continue
-        with engine.per_loan(connection):
-            repeated = connection.execute(duplicate_counts(cols, loans.c[request.id])).all()
         for name in cols.population_names:
             out[name] = replace(out[name], duplicates=0)
+        if engine.enforces_keys and keyed_by(loans, (request.id, request.score_date)):
+            continue  # the table's key rules repeats out
+        with engine.per_loan(connection):
+            repeated = connection.execute(duplicate_counts(cols, loans.c[request.id])).all()
         for code, n in repeated:
             name = cols.population_name(code)
             out[name] = replace(out[name], duplicates=int(n or 0))
     return out
+
+
+def keyed_by(loans: FromClause, columns: Collection[str]) -> bool:
+    """Whether the reflected table ``loans`` has a primary key, a unique constraint or a unique
+    index made of ``columns`` only (or some of them): no two of its rows share their values
+    where none is NULL. False for a query or a table read as of a version (no constraints)."""
+    if not isinstance(loans, Table):
+        return False
+    keys = [{c.name for c in loans.primary_key.columns}]
+    unique = [c for c in loans.constraints if isinstance(c, UniqueConstraint)]
+    keys += [{c.name for c in u.columns} for u in unique]
+    keys += [{c.name for c in i.columns} for i in loans.indexes if _unique_on_columns(i)]
+    names = set(columns)
+    return any(key and key <= names for key in keys)
+
+
+def _unique_on_columns(index: Index) -> bool:
+    """A unique index on columns (no expression) and on every row (no ``WHERE``)."""
+    if not index.unique or len(index.expressions) != len(index.columns):
+        return False
+    return all(options.get("where") is None for options in index.dialect_options.values())
 
 
 def invalid_pds(connection: Connection, loans: FromClause, read: CollectRequest) -> dict[str, int]:

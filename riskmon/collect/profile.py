@@ -66,6 +66,10 @@ class EngineProfile:
     marginals_in_sql: bool = False  # ``packed`` sums its combinations by GROUPING SETS
     keys_once: bool = False  # ``union_all`` computes every key once, in a CTE
     reflects_tables: bool = True  # the driver can reflect a table's columns
+    #: the engine enforces a table's primary key and unique constraints (a warehouse's are
+    #: informational): a key within the id and score date columns means no loan repeats them,
+    #: and their repeats are not counted by a statement (:mod:`.exclusions`)
+    enforces_keys: bool = False
     #: ``connect_args`` for ``create_engine``, made fresh for each engine
     connect_args: Callable[[], dict[str, Any]] = _no_connect_args
     on_connect: Callable[[Any, Any], None] | None = None  # each new DBAPI connection

@@ -1,13 +1,17 @@
-"""Synthetic scored-loan tables for the collect tests, and loaders for each database."""
+"""Synthetic scored-loan tables for the collect tests, loaders for each database, and a record
+of the statements a collect sends."""
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import Engine
 
 from riskmon.config import ModelConfig, parse_config
 
@@ -94,3 +98,19 @@ def load(url: str, frame: pd.DataFrame, table: str = "loans") -> None:
             frame.to_sql(table, connection, index=False, if_exists="replace", chunksize=5000)
     finally:
         engine.dispose()
+
+
+@contextmanager
+def statements_with(engine: Engine, marker: str) -> Iterator[list[str]]:
+    """The statements run on ``engine`` meanwhile whose text holds ``marker`` (upper case)."""
+    seen: list[str] = []
+
+    def record(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+        if marker in statement.upper():
+            seen.append(statement)
+
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
