@@ -2,21 +2,29 @@
 never had, or, where the baseline kept only its most frequent levels, every other level — named
 with their loans, the largest first.
 
-One statement per characteristic, on the database in every strategy: the rows of the bin
+One statement per characteristic, on the database, in every strategy: the rows of the bin
 (:func:`~riskmon.collect.binsql.bin_expression`, so at most ``bins.max_levels`` bound
 parameters however many levels there are) grouped on the level's text, the number of levels
 counted over that grouping (``COUNT(*) OVER ()``) and only the largest returned.
+
+But where the binning statements group a categorical on its text (``packed`` on an engine
+whose collation compares text exactly), their rows already hold every level of the census
+population with its loans and weight: its census is counted off them (:class:`LevelTally`),
+without a statement of its own.
 
 A pass by day (:mod:`.days`) keeps the levels of an unseen bin per score day instead, every one
 of them (:func:`day_levels`: a day's new levels are few), and sums the days of the census's
 window (:func:`summed`): the same levels and counts as one statement over the window. An
 "other" bin, which may hold thousands of levels a day, is still read over the whole window.
+
+Levels of equal loans are ordered by their text: by the engine's collation where a statement
+reads the census, by Python's comparison where the census is counted off rows or days.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -64,6 +72,64 @@ def census_statement(cols: QueryColumns, variable: Variable, limit: int) -> Sele
     )
 
 
+def _largest(
+    loans: Mapping[str, int], weight: Mapping[str, float], limit: int, n_levels: int
+) -> LevelCensus:
+    """The ``limit`` levels of the most loans (ties by their text) of ``n_levels`` in all."""
+    largest = sorted(loans, key=lambda level: (-loans[level], level))[:limit]
+    return LevelCensus(
+        tuple(LevelCount(level, loans[level], weight[level]) for level in largest), n_levels
+    )
+
+
+def _limit(variable: Variable) -> int:
+    assert variable.binning is not None
+    return OTHER_LIMIT if variable.binning.other else LARGEST
+
+
+class LevelTally:
+    """The census of the variables a statement grouped on their text, counted off its rows:
+    per variable, the loans and weight of each level of its last bin in the census population
+    (what :func:`census` reads with a statement of its own)."""
+
+    def __init__(self, request: CollectRequest) -> None:
+        self.population = request.census_population
+        chosen = {v.name: v for v in request.variables}
+        self._wanted = {n: chosen[n] for n in request.census if _counted(chosen.get(n))}
+        self._loans: dict[str, dict[str, int]] = {}
+        self._weight: dict[str, dict[str, float]] = {}
+
+    def watch(
+        self, texts: Sequence[tuple[int, Variable]], populations: Collection[str]
+    ) -> list[tuple[int, str, int]]:
+        """Of the variables a statement over ``populations`` groups on their text (each with
+        its position among a row's keys), those whose census its rows give: (position, name,
+        the last bin)."""
+        if self.population not in populations:
+            return []
+        out: list[tuple[int, str, int]] = []
+        for i, variable in texts:
+            binning = variable.binning
+            if variable.name in self._wanted and binning and binning.unseen_index is not None:
+                self._loans.setdefault(variable.name, {})
+                self._weight.setdefault(variable.name, {})
+                out.append((i, variable.name, binning.unseen_index))
+        return out
+
+    def add(self, name: str, level: str, loans: int, weight: float) -> None:
+        """A row's ``loans`` and ``weight`` of ``level`` of ``name``'s last bin."""
+        counted, weighed = self._loans[name], self._weight[name]
+        counted[level] = counted.get(level, 0) + loans
+        weighed[level] = weighed.get(level, 0.0) + weight
+
+    def censuses(self) -> dict[str, LevelCensus]:
+        """The census of each variable watched."""
+        return {
+            name: _largest(loans, self._weight[name], _limit(self._wanted[name]), len(loans))
+            for name, loans in self._loans.items()
+        }
+
+
 def _counted(variable: Variable | None) -> bool:
     binning = None if variable is None else variable.binning
     return binning is not None and binning.kind == "categorical"
@@ -99,9 +165,7 @@ def census(
         variable = chosen.get(name)
         if name in skip or variable is None or not _counted(variable):
             continue
-        assert variable.binning is not None
-        limit = OTHER_LIMIT if variable.binning.other else LARGEST
-        rows = connection.execute(census_statement(cols, variable, limit)).all()
+        rows = connection.execute(census_statement(cols, variable, _limit(variable))).all()
         out[name] = LevelCensus(
             tuple(LevelCount(str(r[0]), int(r[1]), float(r[2])) for r in rows),
             int(rows[0][3]) if rows else 0,
@@ -153,11 +217,4 @@ def summed(
             for count in kept[name]:
                 loans[name][count.level] = loans[name].get(count.level, 0) + count.n
                 weight[name][count.level] = weight[name].get(count.level, 0.0) + count.weight
-    out: dict[str, LevelCensus] = {}
-    for name in names:
-        n, w = loans[name], weight[name]
-        largest = sorted(n, key=lambda level: (-n[level], level))[:LARGEST]
-        out[name] = LevelCensus(
-            tuple(LevelCount(level, n[level], w[level]) for level in largest), len(n)
-        )
-    return out
+    return {name: _largest(loans[name], weight[name], LARGEST, len(loans[name])) for name in names}

@@ -53,6 +53,7 @@ from sqlalchemy import (
 )
 
 from riskmon.collect.binsql import bin_expression, category_text
+from riskmon.collect.census import LevelTally
 from riskmon.collect.engines import EngineProfile
 from riskmon.collect.request import CollectRequest, Variable
 from riskmon.collect.selection import CellSums, QueryColumns, statement_groups
@@ -346,9 +347,12 @@ def run(
     weighted = request.weight is not None
     summed = {v.name for v in request.variables if v.sums}
     with_moments = {v.name for v in request.variables if v.moments}
+    tally = LevelTally(request)
     for statement in statements(loans, request, shape, engine):
         cols, variables = statement.cols, statement.variables
         binners = [_binner(v, statement.raw_categories) for v in variables]
+        texts = [(i, v) for i, v in enumerate(variables) if _by_text(v, statement.raw_categories)]
+        watched = tally.watch(texts, cols.population_names) if statement.layout == "packed" else []
         layout = statement.layout
         # where each row's segments start: after population (and the variable name if tagged)
         first = 2 if layout == "tagged" else 1
@@ -373,6 +377,10 @@ def run(
                 keys = row[2 + s : -n_tail]
                 packed = zip(variables, binners, keys, strict=True)
                 cells = [(v.name, to_bin(key)) for v, to_bin, key in packed]
+                if watched and population == tally.population:
+                    for i, name, unseen in watched:
+                        if cells[i][1] == unseen:
+                            tally.add(name, str(keys[i]), n, n if w is None else w)
             else:
                 k = len(variables)
                 keys, flags = row[2 + s : 2 + s + k], row[2 + s + k : -n_tail]
@@ -388,4 +396,5 @@ def run(
                 if cell_moments is not None:
                     aggregate.count_invalid_target(name, row[end])
                 add((population, name, segment_values, label, key), n, w, cell_sums, cell_moments)
+    aggregate.levels = tally.censuses()
     return aggregate, invalid_weights

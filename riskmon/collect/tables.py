@@ -49,6 +49,8 @@ class Aggregate:
     moments: dict[Key, npt.NDArray[np.float64]] = field(default_factory=dict)
     #: per ``moments`` variable: rows whose realised target was NaN or infinite
     invalid_targets: dict[str, int] = field(default_factory=dict)
+    #: the census of each variable whose levels the rows gave (:class:`~.census.LevelTally`)
+    levels: dict[str, LevelCensus] = field(default_factory=dict)
 
     #: each distinct segment values' tuple, shared by every cell of the segment
     _segments: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
