@@ -153,6 +153,10 @@ def test_backfill_then_history(config_path: Path) -> None:
         "2025-03-31",
         "2025-04-30",
     ]
+    # the index, written once after the last date, links every date's report
+    index = (config_path.parent / "reports" / "index.html").read_text()
+    for day in ("2025-02-28", "2025-03-31", "2025-04-30"):
+        assert f"retail_pd/{day}" in index, day
     ks = {str(p.as_of): p.value for p in store.history("retail_pd", "ks", population="performance")}
     store.engine.dispose()
     code, out = _invoke(config_path, "history", "retail_pd", "--format", "csv")

@@ -262,7 +262,8 @@ def backfill_command(
         for day in dates:
             progress.update(task, description=f"{chosen.name} as of {day}")
             # every date gets its report; only the newest notifies, so that a backfill does
-            # not flood the channels with history
+            # not flood the channels with history, and rewrites the index, which reads every
+            # model's runs and reports (a backfill of a year would read them 365 times)
             (outcome,) = run_models(
                 config,
                 [chosen.name],
@@ -272,6 +273,7 @@ def backfill_command(
                 notify=day == dates[-1],
                 force=force,
                 full=full,
+                index=day == dates[-1],
             )
             outcomes.append(outcome)
             progress.advance(task)
