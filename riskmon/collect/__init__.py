@@ -112,11 +112,8 @@ def collect(
         curves = {} if vintages is None else vintage_pass(connection, loans, vintages)
         excluded = exclusions(connection, loans, read, source.profile)
         invalid_pd = {} if days is None else invalid_pds(connection, loans, read)
-        # the census of a categorical the statements grouped on its text is counted off them
-        counted = aggregate.levels if days is None else {}
-        skip = [*counted, *(() if days is None else daily(request))]
-        both = {**counted, **census(connection, loans, request, skip=skip)}
-        levels = {n: both[n] for n in request.census if n in both}  # in the request's order
+        skip = () if days is None else daily(request)
+        levels = census(connection, loans, request, skip=skip, counted=aggregate.levels)
         day_census = {} if days is None else day_levels(connection, loans, read, request)
     fresh: dict[tuple[str, dt.date], DayCells] = {}
     if days is not None:

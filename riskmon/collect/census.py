@@ -152,9 +152,12 @@ def census(
     request: CollectRequest,
     *,
     skip: Collection[str] = (),
+    counted: Mapping[str, LevelCensus] | None = None,
 ) -> dict[str, LevelCensus]:
     """Each of ``request.census``'s categorical variables but ``skip``: the levels of its last
-    bin in the population ``request.census_population``."""
+    bin in the population ``request.census_population``, read by a statement unless
+    ``counted`` (a :class:`LevelTally`'s) holds them already."""
+    counted = counted or {}
     population = next((p for p in request.populations if p.name == request.census_population), None)
     if population is None:
         return {}
@@ -163,6 +166,9 @@ def census(
     chosen = {v.name: v for v in request.variables}
     for name in request.census:
         variable = chosen.get(name)
+        if name in counted:
+            out[name] = counted[name]
+            continue
         if name in skip or variable is None or not _counted(variable):
             continue
         rows = connection.execute(census_statement(cols, variable, _limit(variable))).all()
