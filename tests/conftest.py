@@ -118,7 +118,9 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkServer]:
     why = spark_server.missing()
     if why:
         pytest.skip(why)
-    server = spark_server.start(tmp_path_factory.mktemp("spark"))
+    server = spark_server.start(
+        tmp_path_factory.mktemp("spark"), java_options=spark_server.SHORT_LIVED_JAVA_OPTIONS
+    )
     try:
         yield server
     finally:
