@@ -186,8 +186,13 @@ def merge(
             if cell.exclusions is not None:
                 excluded[name] = _add(excluded.get(name), cell.exclusions)
         for (variable, segments, label), columns in groups.items():
-            for key, n, w in add_up(columns):
-                aggregate.add((name, variable, segments, label, key), n, w)
+            kept = aggregate.segment(segments)  # the one tuple of the segment's cells
+            summed = add_up(columns)
+            aggregate.add_cells(
+                [(name, variable, kept, label, key) for key, _, _ in summed],
+                [n for _, n, _ in summed],
+                [w for _, _, w in summed],
+            )
     return aggregate, excluded
 
 
