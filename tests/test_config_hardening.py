@@ -18,7 +18,8 @@ from riskmon.config import load_config, parse_config
 from riskmon.config._yaml import MAX_CONFIG_BYTES, MAX_DEPTH, MAX_EXPANDED_NODES
 from riskmon.demo import demo_config
 from riskmon.errors import EXIT_USAGE, ConfigError
-from riskmon.report.render import INDEX, report_path
+from riskmon.report.render import INDEX
+from riskmon.report_files import report_path
 from riskmon.store import MetricStore
 
 from .test_config import EXAMPLE, _minimal_model

@@ -16,7 +16,7 @@ from typing import Any
 from riskmon import __version__
 from riskmon.notify._delivery import bounded_error
 from riskmon.records import FAILED, AlertLike, Status
-from riskmon.report.render import visible
+from riskmon.visible import visible
 
 #: at most this many alerts are listed in a message's text (the JSON object holds them all)
 MAX_LISTED_ALERTS = 25

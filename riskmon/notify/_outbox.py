@@ -21,7 +21,7 @@ from riskmon.notify._message import AlertLine, Notice
 from riskmon.notify._policy import channel_key
 from riskmon.notify._send import STORE_ERRORS, Phase, deliver, report_url
 from riskmon.records import Status
-from riskmon.report import report_path as run_report_path
+from riskmon.report_files import report_path as run_report_path
 from riskmon.store import DeliveryRecord, MetricStore, RunRecord, default_owner, owner_is_dead
 
 log = logging.getLogger("riskmon.notify")

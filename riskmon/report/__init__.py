@@ -12,13 +12,8 @@ report can be e-mailed, archived and opened years later exactly as it was writte
 from riskmon.report._evidence import open_red_runs
 from riskmon.report._register import RegisterEntry, threshold_register
 from riskmon.report.context import IndexContext, NoRunError, RunReportContext
-from riskmon.report.render import (
-    ReportWriteError,
-    model_folder,
-    render_index,
-    render_run_report,
-    report_path,
-)
+from riskmon.report.render import ReportWriteError, render_index, render_run_report
+from riskmon.report_files import model_folder, report_path
 
 __all__ = [
     "IndexContext",

@@ -40,38 +40,15 @@ from riskmon.report.context import (
     index_entry,
     run_report_context,
 )
+from riskmon.report_files import model_folder, report_path
 from riskmon.shipped import shipped_folder
 from riskmon.store import MetricStore
+from riskmon.visible import visible
 
 log = logging.getLogger(__name__)
 
 INDEX = "index.html"
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,99}$")
-_UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9_.\-]+")
 _REPORT_FILE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.html$")
-#: characters that would hide or reorder a page's text: the C0 controls but tab and newline,
-#: DEL, the C1 controls, and the bidirectional marks, embeddings, overrides and isolates
-_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def model_folder(model: str) -> str:
-    """The folder name of ``model``'s reports: the name itself when it is a safe file name.
-
-    >>> model_folder("retail_pd")
-    'retail_pd'
-    >>> model_folder("../x")
-    'x-d6b96a97'
-    """
-    if _SAFE_NAME.match(model):
-        return model
-    readable = _UNSAFE_CHARS.sub("_", model).strip("._")[:60] or "model"
-    digest = hashlib.sha256(model.encode()).hexdigest()[:8]
-    return f"{readable}-{digest}"
-
-
-def report_path(reports_dir: Path, model: str, as_of: dt.date) -> Path:
-    """Where the report of ``model``'s run as of ``as_of`` is written."""
-    return Path(reports_dir) / model_folder(model) / f"{as_of.isoformat()}.html"
 
 
 # --------------------------------------------------------------------------- formatting
@@ -140,21 +117,6 @@ def _param(value: object, digits: int = 4) -> str:
     if isinstance(value, float):
         return f"{value:.{digits}g}" if abs(value) < 1e-3 and value != 0 else f"{value:.{digits}f}"
     return str(value)
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match[0])
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def visible(text: str) -> str:
-    r"""``text`` with each character that could hide or reorder text (a control character
-    but tab and newline, a bidirectional mark, override or isolate) written as its escape.
-
-    >>> visible("abc\u202edef\x00")
-    'abc\\u202edef\\x00'
-    """
-    return _HIDDEN.sub(_escape, text)
 
 
 def _finalize(value: object) -> object:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from markupsafe import Markup
 
-from riskmon.report.render import environment, visible
+from riskmon.report.render import environment
+from riskmon.visible import visible
 
 HIDDEN = [
     *(chr(c) for c in range(0x20) if chr(c) not in "\t\n"),
