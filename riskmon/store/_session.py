@@ -36,7 +36,19 @@ def _utc(value: dt.datetime | None) -> dt.datetime | None:
 
 def record_row(record: Any, *, skip: Collection[str] = ()) -> dict[str, Any]:
     """A dataclass record as a row: each field but those in ``skip`` a column."""
-    return {f.name: getattr(record, f.name) for f in fields(record) if f.name not in skip}
+    return {name: getattr(record, name) for name in _field_names(type(record)) if name not in skip}
+
+
+#: the field names of each dataclass stored (``fields`` is slow enough to show where a run
+#: stores hundreds of thousands of bins)
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(kind: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = tuple(f.name for f in fields(kind))
+    return names
 
 
 @cache
