@@ -25,7 +25,7 @@ from riskmon.store import MetricStore
 from riskmon.store.engine import sqlite_file, store_engine
 from riskmon.store.migrate import upgrade
 
-from . import spark_server
+from . import forkserver, spark_server
 from .figures.books import migrated_sqlite
 from .spark_server import SparkServer
 
@@ -81,6 +81,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if item.get_closest_marker("slow") or item.get_closest_marker("spark")
     }
     items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in long_modules)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The fork server of this test process (tests/forkserver.py), if one was started, stopped
+    by its PID."""
+    forkserver.stop()
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from riskmon.collect import Source
 from riskmon.config import load_config, parse_config
 from riskmon.errors import ConfigError, SourceError
 
+from . import forkserver
 from .collect.loans import load, loan_frame, model_config
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -78,7 +78,7 @@ def _cli(cwd: Path, config: Path, *args: str, env: dict[str, str] | None = None)
     environment = {**os.environ, "HOME": str(cwd), **(env or {})}
     environment.pop("RISKMON_CONFIG", None)
     environment.pop("LOANS_PASSWORD", None)
-    return subprocess.run(
+    return forkserver.run(
         [sys.executable, "-m", "riskmon", "-c", str(config), *args],
         cwd=cwd,
         env=environment,

@@ -21,6 +21,7 @@ from pathlib import Path
 from riskmon.run import run_model
 from riskmon.store import MetricStore
 
+from .. import forkserver
 from ..run.sources import MODEL, config_of, load_loans, loans_model, wait_for, write_config
 from .conftest import HookServer
 
@@ -30,16 +31,16 @@ PROCESS_TIMEOUT = 300
 STARTED = re.compile(rf"{MODEL} as of (\d{{4}}-\d{{2}}-\d{{2}}): run \d+ started")
 
 
-def _start(config: Path, log: Path, *args: str) -> subprocess.Popen[bytes]:
+def _start(config: Path, log: Path, *args: str) -> forkserver.Process:
     with log.open("wb") as out:
-        return subprocess.Popen(
+        return forkserver.popen(
             [sys.executable, "-m", "riskmon", "-v", "-c", str(config), *args],
             stdout=out,
             stderr=subprocess.STDOUT,
         )
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def _stop(process: forkserver.Process) -> None:
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)
     try:

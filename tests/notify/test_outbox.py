@@ -23,6 +23,7 @@ import yaml
 
 from riskmon.store import MetricStore
 
+from .. import forkserver
 from ..run.sources import AS_OF, MODEL, config_of, load_loans, loans_model, write_config
 from .conftest import HookServer
 
@@ -70,7 +71,7 @@ def _shorten_run_timeout(config: Path) -> None:
 
 def _riskmon(config: Path, *args: str, kill_at: tuple[str, str] | None = None) -> int:
     prefix = [str(KILL_AT), *kill_at, "--"] if kill_at else ["-m", "riskmon"]
-    child = subprocess.run(
+    child = forkserver.run(
         [sys.executable, *prefix, "-c", str(config), *args],
         capture_output=True,
         text=True,

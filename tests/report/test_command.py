@@ -21,6 +21,8 @@ from riskmon.errors import EXIT_FAILED, EXIT_USAGE, RiskmonError
 from riskmon.report import ReportWriteError
 from riskmon.store import MetricStore
 
+from .. import forkserver
+
 
 @pytest.fixture
 def cli(real_config: RiskmonConfig, tmp_path: Path) -> click.Group:
@@ -155,7 +157,7 @@ def test_a_report_that_does_not_fit_names_its_file(
     assert result.returncode == ReportWriteError.exit_code != 0, result.stderr
     assert f"riskmon: error: cannot write the report {page}: File too large" in result.stderr
     assert not page.parent.exists() or list(page.parent.iterdir()) == []  # no partial file
-    written = subprocess.run(
+    written = forkserver.run(
         [sys.executable, "-m", "riskmon", "-c", str(path), "report", "retail_pd"],
         capture_output=True,
         text=True,

@@ -18,6 +18,7 @@ from riskmon.store import MetricStore, StoreConflict
 from riskmon.store.engine import store_engine
 from riskmon.store.migrate import upgrade
 
+from .. import forkserver
 from .sources import AS_OF, MODEL, config_of, load_loans, loans_model, slow_model, write_config
 
 RUN_ONCE = Path(__file__).with_name("run_once.py")
@@ -34,7 +35,7 @@ def _run_at_once(config: Path) -> list[tuple[dict[str, object], str]]:
     each one's printed outcome and its log."""
     start_at = time.time() + START_DELAY
     children = [
-        subprocess.Popen(
+        forkserver.popen(
             [sys.executable, str(RUN_ONCE), str(config), MODEL, str(day), str(start_at)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

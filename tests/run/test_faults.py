@@ -19,6 +19,7 @@ from riskmon.outcome import RunOutcome
 from riskmon.run import run_model
 from riskmon.store import MetricStore
 
+from .. import forkserver
 from .sources import (
     AS_OF,
     MODEL,
@@ -142,7 +143,7 @@ def test_a_run_killed_mid_run_is_taken_over_at_once_by_the_next(
 ) -> None:
     model = slow_model(postgres_url)
     config = write_config(tmp_path / "riskmon.yaml", config_of(postgres_url, [model]))
-    with subprocess.Popen(
+    with forkserver.popen(
         [sys.executable, str(RUN_ONCE), str(tmp_path / "riskmon.yaml"), MODEL, str(AS_OF)],
         stdout=subprocess.PIPE,
     ) as child:
@@ -183,7 +184,7 @@ def test_two_processes_starting_the_same_run_compute_it_once(
         str(AS_OF),
         str(start_at),
     ]
-    children = [subprocess.Popen(command, stdout=subprocess.PIPE) for _ in range(2)]
+    children = [forkserver.popen(command, stdout=subprocess.PIPE) for _ in range(2)]
     try:
         outputs = [child.communicate(timeout=PROCESS_TIMEOUT)[0] for child in children]
     finally:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import signal
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from riskmon.store import MetricStore, models
 from riskmon.store.engine import store_engine
 from riskmon.store.migrate import upgrade
 
+from .. import forkserver
 from .sources import MODEL, config_of, load_loans, loans_model, write_config
 
 KILL_CELLS = Path(__file__).with_name("kill_cells.py")
@@ -29,7 +29,7 @@ FIRST, NEXT = dt.date(2025, 3, 30), dt.date(2025, 3, 31)
 
 def _riskmon(config: Path, as_of: dt.date, *, kill_at: str | None = None) -> int:
     prefix = [str(KILL_CELLS), kill_at, "--"] if kill_at else ["-m", "riskmon"]
-    child = subprocess.run(
+    child = forkserver.run(
         [sys.executable, *prefix, "-c", str(config), "run", "--as-of", str(as_of), "--force"],
         capture_output=True,
         text=True,

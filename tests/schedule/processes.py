@@ -9,7 +9,6 @@ a SQLite file, with the model's baseline frozen from the plain table beforehand.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -23,6 +22,7 @@ from riskmon.store import MetricStore, RunRecord
 from riskmon.store.engine import store_engine
 from riskmon.store.migrate import upgrade
 
+from .. import forkserver
 from ..run.sources import MODEL, config_of, freeze_baseline, load_loans, slow_model, wait_for
 from ..run.sources import write_config as _write_config
 
@@ -48,7 +48,7 @@ class Store:
 class Command:
     """A `riskmon` process, its output in files."""
 
-    process: subprocess.Popen[bytes]
+    process: forkserver.Process
     stdout: Path
     stderr: Path
 
@@ -109,7 +109,7 @@ def start_riskmon(tmp_path: Path) -> Iterator[Callable[..., Command]]:
         n = len(started)
         out, err = tmp_path / f"stdout{n}.txt", tmp_path / f"stderr{n}.txt"
         with out.open("wb") as stdout, err.open("wb") as stderr:
-            process = subprocess.Popen(
+            process = forkserver.popen(
                 [sys.executable, "-m", "riskmon", "-v", "--config", str(config), *args],
                 stdout=stdout,
                 stderr=stderr,

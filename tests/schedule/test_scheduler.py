@@ -20,6 +20,7 @@ from riskmon.schedule import JOB_FUNCTION, JOB_TABLE, build_scheduler
 from riskmon.store.engine import opened_store
 from riskmon.store.migrate import check_models, current_revision, downgrade, upgrade
 
+from .. import forkserver
 from ..run.sources import config_of, loans_model, wait_for, write_config
 
 LOANS = "sqlite:///unused-loans.db"
@@ -122,7 +123,7 @@ def test_riskmon_schedule_never_executes_a_pickled_job_row(tmp_path: Path, sqlit
 
     out = tmp_path / "stdout.txt"
     with out.open("wb") as stdout:
-        process = subprocess.Popen(
+        process = forkserver.popen(
             [sys.executable, str(SCRIPT), str(path)],
             stdout=stdout,
             stderr=subprocess.STDOUT,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ import pytest
 
 from riskmon.store import MetricStore, RunRecord
 
+from .. import forkserver
 from ..run.sources import MODEL, config_of, slow_model, wait_for, write_config
 
 SCRIPT = Path(__file__).with_name("riskmon_schedule.py")
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.postgres
 
 @dataclass
 class Scheduler:
-    process: subprocess.Popen[bytes]
+    process: forkserver.Process
     stdout: Path
     stderr: Path
 
@@ -54,7 +54,7 @@ def start_scheduler(tmp_path: Path, postgres_url: str) -> Iterator[object]:
         write_config(path, config_of(postgres_url, [model], **scheduler))
         out, err = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
         with out.open("wb") as stdout, err.open("wb") as stderr:
-            process = subprocess.Popen(
+            process = forkserver.popen(
                 [sys.executable, str(SCRIPT), str(path)],
                 stdout=stdout,
                 stderr=stderr,

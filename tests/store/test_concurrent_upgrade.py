@@ -12,6 +12,8 @@ import pytest
 from riskmon.store.engine import opened_store
 from riskmon.store.migrate import check_models, current_revision, head_revision
 
+from .. import forkserver
+
 #: imports riskmon, waits for the shared start time, then migrates the store at argv[1]
 UPGRADE = """
 import sys, time
@@ -28,7 +30,7 @@ PROCESS_TIMEOUT = 120
 def test_two_upgrades_at_once_on_postgresql_both_succeed(postgres_url: str) -> None:
     start_at = str(time.time() + 6)  # both have imported riskmon by then
     children = [
-        subprocess.Popen(
+        forkserver.popen(
             [sys.executable, "-c", UPGRADE, postgres_url, start_at],
             stderr=subprocess.PIPE,
             text=True,

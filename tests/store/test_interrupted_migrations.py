@@ -14,7 +14,6 @@ set of revisions the kills leave behind still holds every one.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -27,6 +26,8 @@ from riskmon.cli import cli
 from riskmon.store.engine import opened_store
 from riskmon.store.migrate import check_models, check_schema, current_revision, known_revisions
 
+from .. import forkserver
+
 KILLED_UPGRADE = Path(__file__).with_name("killed_upgrade.py")
 #: a bound on the killing process (9 s for 61 kills of writes on SQLite, 4-12 s for 32 on
 #: PostgreSQL here, on two cores shared with other test runs)
@@ -36,7 +37,7 @@ KILLING_TIMEOUT_S = 300
 def _kill_at_every_statement(base_url: str, folder: Path) -> list[dict[str, Any]]:
     results = folder / "results.json"
     only = ["--writes-only"] if base_url.startswith("sqlite") else []
-    subprocess.run(
+    forkserver.run(
         [sys.executable, str(KILLED_UPGRADE), str(results), base_url, *only],
         check=True,
         timeout=KILLING_TIMEOUT_S,
