@@ -125,7 +125,9 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkServer]:
     if why:
         pytest.skip(why)
     server = spark_server.start(
-        tmp_path_factory.mktemp("spark"), java_options=spark_server.SHORT_LIVED_JAVA_OPTIONS
+        tmp_path_factory.mktemp("spark"),
+        java_options=spark_server.SHORT_LIVED_JAVA_OPTIONS,
+        conf=spark_server.SHORT_LIVED_CONF,
     )
     try:
         yield server

@@ -75,6 +75,14 @@ def _listening(port: int) -> bool:
 #: two, where the optimising compiler's work never pays back: test_spark.py took 107 s of CPU
 #: with these against 134–142 s without (the same 76–80 s of wall time). Not for benchmarks.
 SHORT_LIVED_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+#: the Spark settings of a server the tests start: statements run interpreted, without the Java
+#: code Spark generates and compiles (with Janino) for each query plan and expression, which the
+#: tests' hundreds of small statements over a few thousand rows never earn back. The results
+#: are the same (Spark's own tests run both ways); not for benchmarks.
+SHORT_LIVED_CONF = {
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+}
 
 
 def start(
