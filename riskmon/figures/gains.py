@@ -43,20 +43,24 @@ def gains(
             FigureRecord(name, None, PERFORMANCE, segment=segment, reason=reason)
             for name in ("lift_order_breaks", "top_decile_lift")
         ], []
+    columns = ("group", "n_rows", "count", "score_min", "score_max", "bads")
+    # the frame's columns as lists, zipped (not a Series built per row by iterrows)
     records = [
         BinRecord(
             variable=GAINS,
             population=PERFORMANCE,
             bin_index=i,
-            label=str(int(row["group"])),
-            n_total=int(row["n_rows"]),
-            total=float(row["count"]),
+            label=str(int(group)),
+            n_total=int(n_rows),
+            total=float(count),
             segment=segment,
-            lower=finite(float(row["score_min"])),
-            upper=finite(float(row["score_max"])),
-            bads=float(row["bads"]),
+            lower=finite(float(score_min)),
+            upper=finite(float(score_max)),
+            bads=float(bads),
         )
-        for i, (_, row) in enumerate(frame.iterrows())
+        for i, (group, n_rows, count, score_min, score_max, bads) in enumerate(
+            zip(*(frame[c].tolist() for c in columns), strict=True)
+        )
     ]
     params = {"n_groups": GAIN_GROUPS}
     breaks = FigureRecord(
