@@ -152,6 +152,8 @@ def _command(request: dict[str, Any], fds: list[int]) -> None:
         import traceback
 
         traceback.print_exc()
+        with contextlib.suppress(BaseException):
+            atexit._run_exitfuncs()
         _flush()
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # as python: die of the interrupt
         os.kill(os.getpid(), signal.SIGINT)

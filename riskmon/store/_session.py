@@ -150,9 +150,9 @@ def _driver_insert(
 ) -> tuple[str, tuple[str, ...], tuple[tuple[int, Callable[[Any], Any]], ...]] | None:
     """The INSERT of ``keys`` into ``table`` as SQLite's driver takes it, the order of its
     values, and the bind processor of each that has one (dates and JSON as SQLAlchemy writes
-    them): what
-    SQLAlchemy's executemany does again for each row, in a tenth of the time for the bins of a
-    run. None elsewhere, or where SQLAlchemy would add to the rows (a column's default)."""
+    them), compiled once where SQLAlchemy's executemany builds a parameter dictionary for each
+    row: 20,000 bins in about four fifths of the time. None elsewhere, or where SQLAlchemy would
+    add to the rows (a column's default)."""
     if dialect.name != "sqlite" or dialect.paramstyle != "qmark":
         return None
     compiled = insert(table).compile(dialect=dialect, column_keys=sorted(keys))
