@@ -112,8 +112,7 @@ def collect(
         curves = {} if vintages is None else vintage_pass(connection, loans, vintages)
         excluded = exclusions(connection, loans, read, source.profile)
         invalid_pd = {} if days is None else invalid_pds(connection, loans, read)
-        # a census the statements counted off their rows is the whole windows' only when they
-        # read the whole windows (a pass by day reads its fresh days)
+        # the statements' row-counted census covers the windows only when they read them whole
         skip, counted = ((), aggregate.levels) if days is None else (daily(request), None)
         levels = census(connection, loans, request, skip=skip, counted=counted)
         day_census = {} if days is None else day_levels(connection, loans, read, request)
