@@ -53,9 +53,7 @@ def cells_per_day(request: CollectRequest, baseline: StoredBaseline, *, raw: boo
     """An upper estimate of a day's cells: segments (as many as the baseline's) × every
     binned variable's keys × label states; with ``raw``, the keys of the variables grouped on
     raw values too, as many as the baseline's distinct scores each."""
-    segments = max(
-        (len({b.segment for b in v.bins}) for v in baseline.variables.values()), default=1
-    )
+    segments = max((len(v.bins.segments()) for v in baseline.variables.values()), default=1)
     ranking = baseline.variables.get(SCORE_RANKING)
     distinct = 0 if ranking is None else int(ranking.params.get("n_distinct_scores", 0))
     keys = sum(v.n_keys or (distinct if raw else 0) for v in request.variables)

@@ -4,7 +4,7 @@ read back from a stored version."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from riskmon.baseline._bins import FrozenBins
@@ -24,7 +24,12 @@ from riskmon.records import (
     SCORE,
     SCORE_RANKING,
 )
-from riskmon.store import BaselineBinRecord, BaselineVariableRecord, StoredBaseline
+from riskmon.store import (
+    BaselineBinRecord,
+    BaselineBins,
+    BaselineVariableRecord,
+    StoredBaseline,
+)
 
 
 def frozen_segments(collected: CollectedTables) -> list[str]:
@@ -34,30 +39,34 @@ def frozen_segments(collected: CollectedTables) -> list[str]:
 
 def _bin_records(
     collected: CollectedTables, variable: str, segments: Sequence[str]
-) -> tuple[BaselineBinRecord, ...]:
-    records = []
-    for segment in segments:
-        everyone = collected.table(BASELINE, variable, segment)
-        labeled = collected.table(DEVELOPMENT, variable, segment)
-        grand = float(everyone.total.sum())
-        # goods and bads of a binary outcome; none for an LGD, CCF or EAD model's
-        outcome = labeled.bads is not None and labeled.n_bads is not None
-        for i, label in enumerate(everyone.labels):
-            records.append(
-                BaselineBinRecord(
-                    bin_index=i,
-                    label=label,
-                    n_total=int(everyone.n_total[i]),
-                    total=float(everyone.total[i]),
-                    segment=segment,
-                    n_goods=int(labeled.n_goods[i]) if outcome else None,
-                    goods=float(labeled.goods[i]) if outcome else None,
-                    n_bads=int(labeled.n_bads[i]) if labeled.n_bads is not None else None,
-                    bads=float(labeled.bads[i]) if labeled.bads is not None else None,
-                    share=float(everyone.total[i]) / grand if grand > 0 else None,
-                )
-            )
-    return tuple(records)
+) -> BaselineBins:
+    """The variable's bins in every segment, made one segment at a time into columns."""
+    return BaselineBins.of(
+        record for segment in segments for record in _segment_bins(collected, variable, segment)
+    )
+
+
+def _segment_bins(
+    collected: CollectedTables, variable: str, segment: str
+) -> Iterator[BaselineBinRecord]:
+    everyone = collected.table(BASELINE, variable, segment)
+    labeled = collected.table(DEVELOPMENT, variable, segment)
+    grand = float(everyone.total.sum())
+    # goods and bads of a binary outcome; none for an LGD, CCF or EAD model's
+    outcome = labeled.bads is not None and labeled.n_bads is not None
+    for i, label in enumerate(everyone.labels):
+        yield BaselineBinRecord(
+            bin_index=i,
+            label=label,
+            n_total=int(everyone.n_total[i]),
+            total=float(everyone.total[i]),
+            segment=segment,
+            n_goods=int(labeled.n_goods[i]) if outcome else None,
+            goods=float(labeled.goods[i]) if outcome else None,
+            n_bads=int(labeled.n_bads[i]) if labeled.n_bads is not None else None,
+            bads=float(labeled.bads[i]) if labeled.bads is not None else None,
+            share=float(everyone.total[i]) / grand if grand > 0 else None,
+        )
 
 
 def _characteristic_params(model: ModelConfig, bins: FrozenBins, name: str) -> dict[str, Any]:
@@ -106,7 +115,7 @@ def variable_records(
             kind=binning.kind,
             binning=binning.to_dict(),
             params={"from": "challengers", "n_bins_requested": model.bins.challenger_grid},
-            bins=(),
+            bins=BaselineBins(),
         )
         for name, binning in bins.binnings.items()
         if _is_challenger(name)

@@ -71,7 +71,7 @@ def baseline_show(app: _App, model: str) -> None:
     for name, var in frozen.variables.items():
         if is_internal_variable(name):
             continue
-        n_bins = len({b.bin_index for b in var.bins}) or "-"
+        n_bins = len(set(var.bins.column("bin_index", range(len(var.bins))))) or "-"
         click.echo(f"  {name}: {var.kind}, {n_bins} bins")
     for figure in frozen.figures:
         if figure.segment or is_internal_variable(figure.variable):

@@ -3,30 +3,19 @@ baseline version (its frozen binnings, bins and headline figures)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import repeat
 from typing import Any, Protocol
 
 from riskmon.metrics import Binning, CountTable
 from riskmon.records import ALL, SCORE, FigureRecord
 
 
-class _Bin(Protocol):
-    @property
-    def bin_index(self) -> int: ...
-    @property
-    def segment(self) -> str: ...
-    @property
-    def n_total(self) -> int: ...
-    @property
-    def total(self) -> float: ...
-    @property
-    def n_goods(self) -> int | None: ...
-    @property
-    def goods(self) -> float | None: ...
-    @property
-    def n_bads(self) -> int | None: ...
-    @property
-    def bads(self) -> float | None: ...
+class _Bins(Protocol):
+    """A variable's bins in columns (``riskmon.store.BaselineBins``)."""
+
+    def segments(self) -> Mapping[str, Sequence[int]]: ...
+    def column(self, name: str, positions: Iterable[int]) -> list[Any]: ...
 
 
 class _Variable(Protocol):
@@ -35,7 +24,7 @@ class _Variable(Protocol):
     @property
     def params(self) -> dict[str, Any]: ...
     @property
-    def bins(self) -> Sequence[_Bin]: ...
+    def bins(self) -> _Bins: ...
 
 
 class _Stored(Protocol):
@@ -55,7 +44,6 @@ class FrozenBaseline:
         self.stored = stored
         # keyed once: a run with thousands of segments looks each of them up
         self._figures = {(f.name, f.variable, f.segment): f for f in stored.figures}
-        self._segment_bins: dict[str, dict[str, list[_Bin]]] = {}
         self._binnings: dict[str, Binning] = {}
 
     @property
@@ -66,15 +54,7 @@ class FrozenBaseline:
         return self._figures.get((name, variable, segment))
 
     def has_segment(self, segment: str) -> bool:
-        return segment in self._by_segment(SCORE)
-
-    def _by_segment(self, variable: str) -> dict[str, list[_Bin]]:
-        grouped = self._segment_bins.get(variable)
-        if grouped is None:
-            grouped = self._segment_bins[variable] = {}
-            for b in self.stored.variables[variable].bins:
-                grouped.setdefault(b.segment, []).append(b)
-        return grouped
+        return segment in self.stored.variables[SCORE].bins.segments()
 
     def _binning(self, variable: str) -> Binning:
         binning = self._binnings.get(variable)
@@ -83,22 +63,32 @@ class FrozenBaseline:
             self._binnings[variable] = binning
         return binning
 
-    def _bins(self, variable: str, segment: str) -> tuple[Binning, list[_Bin]]:
-        return self._binning(variable), self._by_segment(variable).get(segment, [])
+    def _bins(self, variable: str, segment: str) -> tuple[Binning, _Bins, Sequence[int]]:
+        """The variable's binning, its bins and the positions of ``segment``'s among them."""
+        bins = self.stored.variables[variable].bins
+        return self._binning(variable), bins, bins.segments().get(segment, ())
 
     def table(self, variable: str, segment: str = ALL) -> CountTable:
         """A variable's baseline distribution (all loans) as an unlabeled count table."""
-        binning, bins = self._bins(variable, segment)
-        rows = [(b.bin_index, None, b.n_total, b.total) for b in bins]
+        binning, bins, at = self._bins(variable, segment)
+        rows = zip(
+            bins.column("bin_index", at),
+            repeat(None),
+            bins.column("n_total", at),
+            bins.column("total", at),
+        )
         return CountTable.from_rows(rows, binning=binning, labeled=False)
 
     def labeled_table(self, variable: str, segment: str = ALL) -> CountTable:
         """A variable's goods and bads among the baseline's labeled loans."""
-        binning, bins = self._bins(variable, segment)
+        binning, bins, at = self._bins(variable, segment)
+        columns = ("bin_index", "n_goods", "goods", "n_bads", "bads")
         rows: list[tuple[int, int, int, float]] = []
-        for b in bins:
-            rows.append((b.bin_index, 0, b.n_goods or 0, b.goods or 0.0))
-            rows.append((b.bin_index, 1, b.n_bads or 0, b.bads or 0.0))
+        for index, n_goods, goods, n_bads, bads in zip(
+            *(bins.column(c, at) for c in columns), strict=True
+        ):
+            rows.append((index, 0, n_goods or 0, goods or 0.0))
+            rows.append((index, 1, n_bads or 0, bads or 0.0))
         return CountTable.from_rows(rows, binning=binning)
 
     def binning(self, variable: str) -> Binning | None:
@@ -113,7 +103,9 @@ class FrozenBaseline:
         """The share of the baseline's loans (whole population) in the missing bin."""
         if variable not in self.stored.variables:
             return None
-        binning, bins = self._bins(variable, ALL)
-        total = sum(b.total for b in bins)
-        missing = sum(b.total for b in bins if b.bin_index == binning.missing_index)
+        binning, bins, at = self._bins(variable, ALL)
+        totals = bins.column("total", at)
+        indices = bins.column("bin_index", at)
+        total = sum(totals)
+        missing = sum(t for t, i in zip(totals, indices, strict=True) if i == binning.missing_index)
         return missing / total if total > 0 else None

@@ -6,6 +6,7 @@ from riskmon.store.migrate import check_schema, downgrade, upgrade
 from riskmon.store.records import (
     ASSESSMENTS,
     BaselineBinRecord,
+    BaselineBins,
     BaselineVariableRecord,
     DeliveryRecord,
     HistoryPoint,
@@ -24,6 +25,7 @@ from riskmon.store.runs import (
 __all__ = [
     "ASSESSMENTS",
     "BaselineBinRecord",
+    "BaselineBins",
     "BaselineVariableRecord",
     "DeliveryRecord",
     "HistoryPoint",

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import fields
+from itertools import groupby
+from operator import itemgetter
+from typing import Any
 
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
@@ -31,10 +33,16 @@ from riskmon.store._session import (
     full_column,
     full_text,
     insert_records,
-    read_row,
+    json_text,
+    shared_rows,
     stored_row,
 )
-from riskmon.store.records import BaselineBinRecord, BaselineVariableRecord, StoredBaseline
+from riskmon.store.records import (
+    BaselineBinRecord,
+    BaselineBins,
+    BaselineVariableRecord,
+    StoredBaseline,
+)
 
 log = logging.getLogger(__name__)
 
@@ -188,7 +196,7 @@ class Baselines(StoreSession):
                     kind=var.kind,
                     binning=dict(var.binning),
                     params=dict(var.params or {}),
-                    bins=tuple(bins_of.get(var.id, [])),
+                    bins=bins_of.get(var.id, BaselineBins()),
                 )
             figures = _figures(session, baseline_id, segments=segments)
             frozen_at = _utc(baseline.frozen_at)
@@ -211,10 +219,11 @@ class Baselines(StoreSession):
 
 def _bins_by_variable(
     session: Session, baseline_id: int, *, segments: bool
-) -> dict[int, list[BaselineBinRecord]]:
+) -> dict[int, BaselineBins]:
     """Every bin of the baseline (with ``segments`` false, of the whole population only) in one
-    query, as plain rows, by variable id."""
+    query, by variable id, held in columns (:class:`BaselineBins`)."""
     columns = [f.name for f in fields(BaselineBinRecord)]
+    texts = [i for i, c in enumerate(columns) if c in ("label", "segment")]
     query = (
         select(
             m.BaselineBin.variable_id,
@@ -228,40 +237,43 @@ def _bins_by_variable(
         .where(*(() if segments else (m.BaselineBin.segment == "",)))
         .order_by(m.BaselineBin.variable_id, m.BaselineBin.segment, m.BaselineBin.bin_index)
     )
-    bins_of: dict[int, list[BaselineBinRecord]] = {}
-    # read in batches: a list of every raw row at once would double the bins' memory
-    for row in session.execute(query.execution_options(yield_per=INSERT_BATCH)):
-        values = read_row(row._asdict())
-        # a segment's name and a bin's label repeat over hundreds of thousands of bins: one
-        # string each instead of a copy a bin
-        values["segment"], values["label"] = (
-            sys.intern(values["segment"]),
-            sys.intern(values["label"]),
-        )
-        bins_of.setdefault(values.pop("variable_id"), []).append(BaselineBinRecord(**values))
-    return bins_of
+
+    def values(row: Any) -> list[Any]:
+        out = list(row[1:])
+        for i in texts:  # each text as it was written
+            out[i] = m.read_text(out[i])
+        return out
+
+    # read in batches and turned into columns as they come: the rows of a variable are
+    # consecutive (ordered by its id)
+    rows = session.execute(query.execution_options(yield_per=INSERT_BATCH))
+    return {
+        variable_id: BaselineBins(map(values, group))
+        for variable_id, group in groupby(rows, key=itemgetter(0))
+    }
 
 
 def _figures(session: Session, baseline_id: int, *, segments: bool) -> tuple[FigureRecord, ...]:
-    """The baseline's figures (with ``segments`` false, of the whole population only)."""
+    """The baseline's figures (with ``segments`` false, of the whole population only); equal
+    texts and parameters are one object each (:func:`shared_rows`: read-only)."""
     columns = [f.name for f in fields(FigureRecord) if f.name != "population"]
+    table = m.BaselineFigure
     query = (
         select(
             *(
-                full_column(getattr(m.BaselineFigure, c))
+                json_text(table.params)
+                if c == "params"
+                else full_column(getattr(table, c))
                 if c in m.KEYED_COLUMNS
-                else getattr(m.BaselineFigure, c)
+                else getattr(table, c)
                 for c in columns
             )
         )
-        .where(m.BaselineFigure.baseline_id == baseline_id)
-        .where(*(() if segments else (m.BaselineFigure.segment == "",)))
-        .order_by(m.BaselineFigure.id)
+        .where(table.baseline_id == baseline_id)
+        .where(*(() if segments else (table.segment == "",)))
+        .order_by(table.id)
     )
+    rows = session.execute(query.execution_options(yield_per=INSERT_BATCH))
     return tuple(
-        FigureRecord(
-            **(read_row(row._asdict()) | {"params": dict(row.params or {})}),
-            population="baseline",
-        )
-        for row in session.execute(query)
+        FigureRecord(**row, population="baseline") for row in shared_rows(rows, {"params"})
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from dataclasses import fields
 from typing import Any
 
@@ -12,7 +13,15 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from riskmon.records import BinRecord, FigureRecord
 from riskmon.store import models as m
-from riskmon.store._session import StoreSession, _utc, full_column, read_row
+from riskmon.store._session import (
+    INSERT_BATCH,
+    StoreSession,
+    _utc,
+    full_column,
+    json_text,
+    read_row,
+    shared_rows,
+)
 from riskmon.store.records import HistoryPoint, RunRecord, StoredAlert
 
 
@@ -44,9 +53,12 @@ def _run_record(run: m.Run, model: str, *, details: bool = True) -> RunRecord:
     )
 
 
-def _column(table: type[m.Base], name: str) -> ColumnElement[Any]:
-    """Column ``name`` of ``table``, a key column read as its whole text."""
+def _column(table: type[m.Base], name: str, *, json: str = "") -> ColumnElement[Any]:
+    """Column ``name`` of ``table``, a key column read as its whole text (and the column
+    ``json`` as its JSON text, :func:`json_text`)."""
     column = getattr(table, name)
+    if name == json:
+        return json_text(column)
     return full_column(column) if name in m.KEYED_COLUMNS else column
 
 
@@ -105,46 +117,47 @@ class Reads(StoreSession):
             return None if row is None else _run_record(row[0], row[1])
 
     def figures(self, run_id: int, *, segment: str | None = None) -> list[FigureRecord]:
-        """Every figure of a run (of one ``segment``, "" the whole population)."""
+        """Every figure of a run (of one ``segment``, "" the whole population); equal texts
+        and parameters are one object each (:func:`shared_rows`: read-only)."""
         columns = [f.name for f in fields(FigureRecord)]
         query = (
-            select(*(_column(m.Figure, c) for c in columns))
+            select(*(_column(m.Figure, c, json="params") for c in columns))
             .where(m.Figure.run_id == run_id)
             .where(*(() if segment is None else (m.Figure.segment == m.key_of(segment),)))
             .order_by(m.Figure.id)
         )
-        with self._session() as session:
-            return [
-                FigureRecord(**(read_row(row._asdict()) | {"params": dict(row.params or {})}))
-                for row in session.execute(query)
-            ]
+        return [FigureRecord(**row) for row in self._shared(query, "params")]
 
     def bins(self, run_id: int, *, segment: str | None = None) -> list[BinRecord]:
-        """Every bin statistic of a run (of one ``segment``, "" the whole population)."""
+        """Every bin statistic of a run (of one ``segment``, "" the whole population); equal
+        texts and ``extra`` fields are one object each (:func:`shared_rows`: read-only)."""
         columns = [f.name for f in fields(BinRecord)]
         # plain rows, not ORM objects: a run has hundreds of bins and a report reads them all
         query = (
-            select(*(_column(m.BinStat, c) for c in columns))
+            select(*(_column(m.BinStat, c, json="extra") for c in columns))
             .where(m.BinStat.run_id == run_id)
             .where(*(() if segment is None else (m.BinStat.segment == m.key_of(segment),)))
             .order_by(m.BinStat.id)
         )
-        with self._session() as session:
-            return [
-                BinRecord(**(read_row(row._asdict()) | {"extra": dict(row.extra or {})}))
-                for row in session.execute(query)
-            ]
+        return [BinRecord(**row) for row in self._shared(query, "extra")]
 
     def alerts(self, run_id: int) -> list[StoredAlert]:
-        """Every alert of a run, with its notification state."""
+        """Every alert of a run, with its notification state; equal texts and thresholds are
+        one object each (:func:`shared_rows`: read-only)."""
         columns = [f.name for f in fields(StoredAlert)]
         query = (
-            select(*(_column(m.Alert, c) for c in columns))
+            select(*(_column(m.Alert, c, json="thresholds") for c in columns))
             .where(m.Alert.run_id == run_id)
             .order_by(m.Alert.id)
         )
+        return [StoredAlert(**row) for row in self._shared(query, "thresholds")]
+
+    def _shared(self, query: Select[Any], document: str) -> Iterator[dict[str, Any]]:
+        """The rows of ``query`` (its column ``document`` read by :func:`json_text`),
+        streamed in batches (:func:`shared_rows`)."""
         with self._session() as session:
-            return [StoredAlert(**read_row(row._asdict())) for row in session.execute(query)]
+            rows = session.execute(query.execution_options(yield_per=INSERT_BATCH))
+            yield from shared_rows(rows, {document})
 
     def history(
         self,

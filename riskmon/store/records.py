@@ -7,8 +7,10 @@ The records every layer shares (figures, bins, alerts to write, counts) live in
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
-from typing import Any
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any, overload
 
 from riskmon.records import FigureRecord
 
@@ -29,15 +31,147 @@ class BaselineBinRecord:
     share: float | None = None
 
 
+#: :class:`BaselineBinRecord`'s fields in order, each number's ``array`` type code, and whether
+#: it may be None; the texts (label, segment) are held apart
+_FIELDS = tuple(f.name for f in fields(BaselineBinRecord))
+_NUMBERS = {
+    "bin_index": ("q", False),
+    "n_total": ("q", False),
+    "total": ("d", False),
+    "n_goods": ("q", True),
+    "goods": ("d", True),
+    "n_bads": ("q", True),
+    "bads": ("d", True),
+    "share": ("d", True),
+}
+_TEXTS = ("label", "segment")
+#: rows turned into columns at a time
+_BATCH = 10_000
+
+
+class BaselineBins(Sequence[BaselineBinRecord]):
+    """A baseline variable's bins held in columns: each number in an :class:`array.array`
+    (8 bytes a bin), each distinct label and segment name once with a code a bin, the bins of
+    each segment by position. A baseline of 5,000 segments holds about 590,000 bins: about
+    230 MB as records, about 50 MB so (``benchmarks/messy.md``). A bin is read as a
+    :class:`BaselineBinRecord`, made when it is read; what reads a segment's bins in bulk reads
+    its columns (:meth:`column`).
+    """
+
+    __slots__ = ("_codes", "_none", "_numbers", "_positions", "_texts")
+
+    def __init__(self, rows: Iterable[Sequence[Any]] = ()) -> None:
+        """The bins of ``rows``, each a bin's values in :class:`BaselineBinRecord`'s field
+        order (a record is turned into such a row by :meth:`of`)."""
+        self._numbers = {name: array(code) for name, (code, _) in _NUMBERS.items()}
+        self._none: dict[str, set[int]] = {n: set() for n, (_, none) in _NUMBERS.items() if none}
+        self._codes = {name: array("l") for name in _TEXTS}
+        self._texts: dict[str, list[str]] = {name: [] for name in _TEXTS}  # by code
+        self._positions: dict[str, array[int]] | None = None
+        codes: dict[str, dict[str, int]] = {name: {} for name in _TEXTS}
+        batch: list[Sequence[Any]] = []
+        for row in rows:
+            batch.append(row)
+            if len(batch) == _BATCH:
+                self._extend(batch, codes)
+                batch = []
+        self._extend(batch, codes)
+
+    @classmethod
+    def of(cls, records: Iterable[BaselineBinRecord]) -> BaselineBins:
+        """The bins of ``records``, held in columns."""
+        if isinstance(records, BaselineBins):
+            return records
+        return cls(tuple(getattr(r, name) for name in _FIELDS) for r in records)
+
+    def _extend(self, rows: list[Sequence[Any]], codes: dict[str, dict[str, int]]) -> None:
+        """Append ``rows``; ``codes``: each text's code so far."""
+        if not rows:
+            return
+        start = len(self)
+        for name, values in zip(_FIELDS, zip(*rows, strict=True), strict=True):
+            if name in codes:
+                known, texts = codes[name], self._texts[name]
+                for text in values:
+                    if text not in known:
+                        known[text] = len(texts)
+                        texts.append(text)
+                self._codes[name].extend(map(known.__getitem__, values))
+                continue
+            if name in self._none and None in values:
+                self._none[name].update(start + i for i, v in enumerate(values) if v is None)
+                values = tuple(0 if v is None else v for v in values)
+            self._numbers[name].extend(values)
+
+    def __len__(self) -> int:
+        return len(self._numbers["bin_index"])
+
+    @overload
+    def __getitem__(self, index: int) -> BaselineBinRecord: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[BaselineBinRecord]: ...
+    def __getitem__(self, index: int | slice) -> BaselineBinRecord | Sequence[BaselineBinRecord]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return BaselineBinRecord(**{name: self._value(name, index) for name in _FIELDS})
+
+    def __iter__(self) -> Iterator[BaselineBinRecord]:
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"BaselineBins({len(self)} bins, {len(self.segments())} segments)"
+
+    def _value(self, name: str, index: int) -> Any:
+        if name in self._texts:
+            return self._texts[name][self._codes[name][index]]
+        if index in self._none.get(name, ()):
+            return None
+        return self._numbers[name][index]
+
+    def segments(self) -> dict[str, array[int]]:
+        """The positions of each segment's bins, by segment name."""
+        if self._positions is None:
+            names = self._texts["segment"]
+            positions: dict[str, array[int]] = {name: array("l") for name in names}
+            by_code = [positions[name] for name in names]
+            for position, code in enumerate(self._codes["segment"]):
+                by_code[code].append(position)
+            self._positions = positions
+        return self._positions
+
+    def column(self, name: str, positions: Iterable[int]) -> list[Any]:
+        """Field ``name`` of the bins at ``positions`` (None where a bin has none)."""
+        if name in self._texts:
+            texts, codes = self._texts[name], self._codes[name]
+            return [texts[codes[p]] for p in positions]
+        values, none = self._numbers[name], self._none.get(name, ())
+        return [None if p in none else values[p] for p in positions]
+
+
 @dataclass(frozen=True)
 class BaselineVariableRecord:
-    """One variable of a baseline: its frozen binning and its bins."""
+    """One variable of a baseline: its frozen binning and its bins (held in columns:
+    records given are turned into :class:`BaselineBins`)."""
 
     variable: str
     kind: str
     binning: dict[str, Any]
     params: dict[str, Any] = field(default_factory=dict)
-    bins: tuple[BaselineBinRecord, ...] = ()
+    bins: BaselineBins = field(default_factory=BaselineBins)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "bins", BaselineBins.of(self.bins))
 
 
 @dataclass(frozen=True)
@@ -91,9 +225,10 @@ class RunRecord:
     provenance: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StoredAlert:
-    """An alert as stored, with its notification state."""
+    """An alert as stored, with its notification state (slotted: a run of thousands of
+    segments reads tens of thousands)."""
 
     id: int
     run_id: int

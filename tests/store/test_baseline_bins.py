@@ -1,0 +1,118 @@
+"""A baseline's bins held in columns (``BaselineBins``) read back as the records they were made
+of; a run's figures, bins and alerts read back with their repeated texts and documents shared."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+
+import pytest
+
+from riskmon.records import ALL, AlertRecord, BinRecord, FigureRecord, RunCounts, Status
+from riskmon.store import BaselineBinRecord, BaselineBins, BaselineVariableRecord, MetricStore
+
+AS_OF = dt.date(2025, 3, 31)
+COUNTS = RunCounts(n_current=10, n_matured=10, n_unmatured=0)
+
+
+def _records(seed: int, n: int) -> list[BaselineBinRecord]:
+    """Bins of a few segments, numbers of every size, each optional field None here and there."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        labeled = rng.random() < 0.8
+        out.append(
+            BaselineBinRecord(
+                bin_index=i % 7,
+                label=rng.choice(["(-inf, 1]", "(1, 2.5]", "missing", "é\x00x", ""]),
+                n_total=rng.choice([0, 1, 2**40, rng.randrange(10**6)]),
+                total=rng.choice([0.0, 1e-300, 1.5, rng.random() * 1e9]),
+                segment=rng.choice(["", "channel=web", "channel=branch", "s" * 300]),
+                n_goods=rng.randrange(1000) if labeled else None,
+                goods=rng.random() if labeled else None,
+                n_bads=rng.randrange(1000) if labeled else None,
+                bads=rng.random() if labeled else None,
+                share=None if rng.random() < 0.1 else rng.random(),
+            )
+        )
+    return out
+
+
+@pytest.mark.parametrize("n", [0, 1, 9_999, 10_000, 25_001])
+def test_the_columns_give_back_every_record_as_it_was(n: int) -> None:
+    records = _records(n, n)
+    bins = BaselineBins.of(records)
+    assert len(bins) == n
+    assert list(bins) == records
+    assert bins == records
+    assert bins == tuple(records)
+    assert records == list(bins)
+    if n:
+        assert bins[0] == records[0]
+        assert bins[-1] == records[-1]
+        assert bins[n // 2 : n // 2 + 3] == records[n // 2 : n // 2 + 3]
+        with pytest.raises(IndexError):
+            bins[n]
+    # each segment's bins by position, in order, and their fields column by column
+    segments = bins.segments()
+    assert sorted(segments) == sorted({r.segment for r in records})
+    for segment, positions in segments.items():
+        mine = [r for r in records if r.segment == segment]
+        assert [records[p] for p in positions] == mine
+        for name in ("bin_index", "label", "n_total", "total", "n_goods", "goods", "share"):
+            assert bins.column(name, positions) == [getattr(r, name) for r in mine]
+    # the same records give equal columns; a changed field does not
+    assert BaselineBins.of(records) == bins
+    if n:
+        changed = [*records[:-1], BaselineBinRecord(99, "x", 1, 1.0)]
+        assert BaselineBins.of(changed) != bins
+
+
+def test_a_variable_record_holds_its_bins_in_columns() -> None:
+    records = _records(3, 50)
+    variable = BaselineVariableRecord("income", "numeric", {"kind": "numeric"}, bins=records)
+    assert isinstance(variable.bins, BaselineBins)
+    assert list(variable.bins) == records
+    assert variable == BaselineVariableRecord(
+        "income", "numeric", {"kind": "numeric"}, bins=BaselineBins.of(records)
+    )
+    assert len(BaselineVariableRecord("grid", "numeric", {}).bins) == 0
+
+
+def test_a_run_read_back_shares_its_repeated_texts_and_documents(store: MetricStore) -> None:
+    """Figures, bins and alerts whose documents (parameters, extra fields, thresholds) are
+    equal share one parsed object when read back, on every backend; every value is read back
+    as it was written, a NUL in a text included."""
+    run_id = store.claim_run("m", AS_OF, score_direction="higher_is_riskier", config_hash="c")
+    params = {"n_bins": 10, "method": "quantile", "nested": {"a": [1, 2.5, None, "é"]}}
+    figures = [
+        FigureRecord("psi", 0.1 * i, "current", f"x\x00{i // 3}", f"c={i % 3}", params=dict(params))
+        for i in range(30)
+    ]
+    figures += [
+        FigureRecord("ks", None, "performance", reason="no loans"),
+        FigureRecord("auc", 0.7, "performance", params={"n": 1}),
+    ]
+    bins = [
+        BinRecord("x", "current", i, f"({i}, {i + 1}]", 1, 1.0, extra={"p": 0.5} if i else {})
+        for i in range(4)
+    ]
+    alerts = [
+        AlertRecord("psi", Status.GREEN, 0.1, {"amber": 0.1, "red": 0.25}, "fine", "x", s)
+        for s in ("a", "b", "c")
+    ]
+    store.complete_run(run_id, counts=COUNTS, figures=figures, bins=bins, alerts=alerts)
+    read = store.figures(run_id)
+    assert read == figures
+    psi = [f for f in read if f.name == "psi"]
+    assert len({id(f.params) for f in psi}) == 1
+    assert len({id(f.segment) for f in psi}) == 3
+    assert len({id(f.variable) for f in psi}) == 10
+    assert store.figures(run_id, segment=ALL) == figures[30:]
+    assert store.bins(run_id) == bins
+    assert len({id(b.extra) for b in store.bins(run_id)[1:]}) == 1
+    stored = store.alerts(run_id)
+    assert [(a.rule, a.status, a.value, a.thresholds, a.message, a.segment) for a in stored] == [
+        (a.rule, a.status, a.value, a.thresholds, a.message, a.segment) for a in alerts
+    ]
+    assert len({id(a.thresholds) for a in stored}) == 1
