@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from riskmon.baseline import RunBaseline
-from riskmon.collect import CollectedTables, CollectRequest
+from riskmon.collect import CollectRequest
 from riskmon.collect.daycells import DayCells
 from riskmon.collect.days import DayPlan, fresh_days, request_digest, settled
 from riskmon.config import ModelConfig
@@ -118,13 +120,17 @@ def day_plan(
 
 
 def keep_cells(
-    store: MetricStore, model: ModelConfig, days: RunDays | None, collected: CollectedTables
+    store: MetricStore,
+    model: ModelConfig,
+    days: RunDays | None,
+    day_cells: Mapping[tuple[str, Any], DayCells],
 ) -> None:
-    """Store the cells of the days the run read (nothing when it read none by day)."""
-    if days is None or not collected.day_cells:
+    """Store the cells of the days the run read (``CollectedTables.day_cells``; nothing when
+    it read none by day)."""
+    if days is None or not day_cells:
         return
     try:
-        rows = {key: cells.to_json() for key, cells in collected.day_cells.items()}
+        rows = {key: cells.to_json() for key, cells in day_cells.items()}
         store.keep_day_cells(model.name, days.digest, rows, read_at=days.read_at)
     except (StoreError, TypeError) as exc:  # another process kept them first; a key JSON lacks
         log.warning(

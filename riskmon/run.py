@@ -172,6 +172,10 @@ def run_model(
                 provenance = run_provenance(model, source, collected, baseline.stored)
             figures, bins = compute_run(model, collected, baseline.bins, baseline.frozen)
             counts = _counts(collected)
+            # of the collect, only the days' cells are read again: the count tables (hundreds
+            # of MB over thousands of segments) go before the run is judged and stored
+            day_cells = collected.day_cells
+            del collected
             alerts = _judge(model, as_of, store, figures, counts, baseline, plan)
             state = Status.worst(a.status for a in alerts)
             store.complete_run(
@@ -186,7 +190,7 @@ def run_model(
                 notify=due_channels(model, store, as_of, state) if notify else None,
                 provenance=provenance,
             )
-        keep_cells(store, model, days, collected)
+        keep_cells(store, model, days, day_cells)
     except RunInProgressError as exc:  # taken over while it ran: the new owner's results stand
         log.warning("%s as of %s: %s", model.name, as_of, exc)
         return RunOutcome(model.name, as_of, "skipped", run_id=run_id, error=str(exc))

@@ -209,7 +209,10 @@ def _rollups(request: CollectRequest, segment_values: tuple[Any, ...]) -> Iterab
 
 
 def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
-    """Count tables from aggregate rows: rolled up per segment, NULL labels counted apart."""
+    """Count tables from aggregate rows: rolled up per segment, NULL labels counted apart.
+
+    ``aggregate``'s cells (and their sums) are taken out of it as their tables are made: with
+    thousands of segments, every cell held beside every table was the collect's peak."""
     labeled = {p.name: p.labeled for p in request.populations}
     # a joint table is on its integer keys, not on bins
     binnings = {v.name: None if v.crossed else v.binning for v in request.variables}
@@ -223,7 +226,8 @@ def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
     for cell_key in aggregate.cells:
         by_variable[(cell_key[0], cell_key[1])].append(cell_key)
     rollups: dict[tuple[Any, ...], list[str]] = {}  # a few distinct segment values
-    for (population, variable), cell_keys in by_variable.items():
+    for population, variable in list(by_variable):
+        cell_keys = by_variable.pop((population, variable))
         is_labeled = labeled[population]
         rows = _segment_rows(request, aggregate, cell_keys, is_labeled, rollups, sums)
         for segment, group in rows.items():
@@ -237,6 +241,11 @@ def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
                 n_all = sum(r[2] for r in group)
                 n_unlabeled = sum(r[2] for r in group if r[1] is None)
                 counts[(population, segment)] = PopulationCounts(n_all, n_unlabeled)
+        del rows
+        for cell_key in cell_keys:  # made into tables: let go
+            del aggregate.cells[cell_key]
+            aggregate.sums.pop(cell_key, None)
+            aggregate.moments.pop(cell_key, None)
     # a population with no rows still gets its (empty) tables, so a run can say "no loans"
     for empty in request.populations:
         if (empty.name, ALL) in counts:
