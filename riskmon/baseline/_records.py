@@ -25,7 +25,6 @@ from riskmon.records import (
     SCORE_RANKING,
 )
 from riskmon.store import (
-    BaselineBinRecord,
     BaselineBins,
     BaselineVariableRecord,
     StoredBaseline,
@@ -41,31 +40,37 @@ def _bin_records(
     collected: CollectedTables, variable: str, segments: Sequence[str]
 ) -> BaselineBins:
     """The variable's bins in every segment, made one segment at a time into columns."""
-    return BaselineBins.of(
-        record for segment in segments for record in _segment_bins(collected, variable, segment)
+    return BaselineBins(
+        values for segment in segments for values in _segment_bins(collected, variable, segment)
     )
 
 
 def _segment_bins(
     collected: CollectedTables, variable: str, segment: str
-) -> Iterator[BaselineBinRecord]:
+) -> Iterator[tuple[Any, ...]]:
+    """The segment's bins, each its values in :class:`BaselineBinRecord`'s field order."""
     everyone = collected.table(BASELINE, variable, segment)
     labeled = collected.table(DEVELOPMENT, variable, segment)
     grand = float(everyone.total.sum())
     # goods and bads of a binary outcome; none for an LGD, CCF or EAD model's
     outcome = labeled.bads is not None and labeled.n_bads is not None
+    n_total, total = everyone.n_total.tolist(), everyone.total.tolist()
+    n_goods = labeled.n_goods.tolist() if outcome else None
+    goods = labeled.goods.tolist() if outcome else None
+    n_bads = None if labeled.n_bads is None else labeled.n_bads.tolist()
+    bads = None if labeled.bads is None else labeled.bads.tolist()
     for i, label in enumerate(everyone.labels):
-        yield BaselineBinRecord(
-            bin_index=i,
-            label=label,
-            n_total=int(everyone.n_total[i]),
-            total=float(everyone.total[i]),
-            segment=segment,
-            n_goods=int(labeled.n_goods[i]) if outcome else None,
-            goods=float(labeled.goods[i]) if outcome else None,
-            n_bads=int(labeled.n_bads[i]) if labeled.n_bads is not None else None,
-            bads=float(labeled.bads[i]) if labeled.bads is not None else None,
-            share=float(everyone.total[i]) / grand if grand > 0 else None,
+        yield (
+            i,
+            label,
+            n_total[i],
+            total[i],
+            segment,
+            None if n_goods is None else n_goods[i],
+            None if goods is None else goods[i],
+            None if n_bads is None else n_bads[i],
+            None if bads is None else bads[i],
+            total[i] / grand if grand > 0 else None,
         )
 
 

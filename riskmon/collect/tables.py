@@ -242,10 +242,7 @@ def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
                 n_unlabeled = sum(r[2] for r in group if r[1] is None)
                 counts[(population, segment)] = PopulationCounts(n_all, n_unlabeled)
         del rows
-        for cell_key in cell_keys:  # made into tables: let go
-            del aggregate.cells[cell_key]
-            aggregate.sums.pop(cell_key, None)
-            aggregate.moments.pop(cell_key, None)
+        _let_go(aggregate, cell_keys, request.variable(variable))
     # a population with no rows still gets its (empty) tables, so a run can say "no loans"
     for empty in request.populations:
         if (empty.name, ALL) in counts:
@@ -263,6 +260,18 @@ def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
         invalid_pd=aggregate.invalid_pd,
         windows={p.name: p.window for p in request.populations},
     )
+
+
+def _let_go(aggregate: Aggregate, cell_keys: list[Key], variable: Variable) -> None:
+    """Take the cells ``cell_keys`` of ``variable``, made into tables, out of ``aggregate``
+    (and their PD sums and moments, where the variable has them)."""
+    cells = aggregate.cells
+    for cell_key in cell_keys:
+        del cells[cell_key]
+    for held, kept in ((aggregate.sums, variable.sums), (aggregate.moments, variable.moments)):
+        if kept and held:
+            for cell_key in cell_keys:
+                held.pop(cell_key, None)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from riskmon.store._session import (
     full_column,
     full_text,
     insert_records,
+    insert_rows,
     json_text,
     shared_rows,
     stored_row,
@@ -137,7 +138,12 @@ class Baselines(StoreSession):
                     )
                     session.add(row)
                     session.flush()
-                    insert_records(session, m.BaselineBin, variable.bins, variable_id=row.id)
+                    bins = variable.bins.rows()  # in columns: inserted without records
+                    insert_rows(
+                        session,
+                        m.BaselineBin,
+                        (dict(zip(_BIN_FIELDS, v, strict=True), variable_id=row.id) for v in bins),
+                    )
                 insert_records(
                     session,
                     m.BaselineFigure,
@@ -215,6 +221,10 @@ class Baselines(StoreSession):
                 variables=variables,
                 figures=figures,
             )
+
+
+#: a baseline bin's fields, in the order of its values (:meth:`BaselineBins.rows`)
+_BIN_FIELDS = tuple(f.name for f in fields(BaselineBinRecord))
 
 
 def _bins_by_variable(

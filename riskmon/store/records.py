@@ -120,7 +120,14 @@ class BaselineBins(Sequence[BaselineBinRecord]):
         return BaselineBinRecord(**{name: self._value(name, index) for name in _FIELDS})
 
     def __iter__(self) -> Iterator[BaselineBinRecord]:
-        return (self[i] for i in range(len(self)))
+        return (BaselineBinRecord(*values) for values in self.rows())
+
+    def rows(self) -> Iterator[tuple[Any, ...]]:
+        """Each bin's values in :class:`BaselineBinRecord`'s field order, read a batch of
+        columns at a time."""
+        for start in range(0, len(self), _BATCH):
+            positions = range(start, min(start + _BATCH, len(self)))
+            yield from zip(*(self.column(name, positions) for name in _FIELDS), strict=True)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence):
@@ -156,7 +163,16 @@ class BaselineBins(Sequence[BaselineBinRecord]):
             texts, codes = self._texts[name], self._codes[name]
             return [texts[codes[p]] for p in positions]
         values, none = self._numbers[name], self._none.get(name, ())
-        return [None if p in none else values[p] for p in positions]
+        if not isinstance(positions, range) or positions.step != 1:
+            return [None if p in none else values[p] for p in positions]
+        start, stop = positions.start, positions.stop
+        out: list[Any] = values[start:stop].tolist()
+        if len(none) < len(out):  # a few bins without a value (else, below: most of them)
+            for p in none:
+                if start <= p < stop:
+                    out[p - start] = None
+            return out
+        return [None if p in none else v for p, v in zip(positions, out, strict=True)]
 
 
 @dataclass(frozen=True)
