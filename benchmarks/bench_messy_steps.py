@@ -1,0 +1,99 @@
+"""Peak RSS of each step of one run of ``bench_messy.py``'s model: where its memory goes.
+
+Runs ``bench_messy.child`` (one ``run_models`` of the 5,000-segment model) in this process with
+each step of ``riskmon.run.run_model`` wrapped — the baseline (``for_run``), the collect, the
+figures (``compute_run``), judging, storing (``MetricStore.complete_run``), the report and the
+index, and inside the collect its aggregate's read and ``assemble`` — and prints, per step, the
+resident memory before it, its peak (``VmHWM``, reset before each step through
+``/proc/self/clear_refs``; a step holding others, the collect, counts its peak from the reset
+of the last one inside it) and after it, and its wall time. Linux only.
+
+The loans must be loaded already: ``bench_messy.py`` drops its database at the end, so load it
+with its functions first, e.g.
+
+    .venv/bin/python -c "import sys; sys.path.insert(0, 'benchmarks'); import bench_messy as b;
+    b.load_postgresql(b.DEFAULT_PG_SERVER, 1_000_000,
+                      b.loan_chunks(1_000_000, 5_000, 50_000, 250_000, 7))"
+    mkdir /tmp/first && .venv/bin/python benchmarks/bench_messy_steps.py \\
+        postgresql+psycopg://postgres@127.0.0.1:5432/riskmon_messy_bench_1000000 /tmp/first new
+    cp -r /tmp/first /tmp/next && .venv/bin/python benchmarks/bench_messy_steps.py \\
+        postgresql+psycopg://postgres@127.0.0.1:5432/riskmon_messy_bench_1000000 /tmp/next force
+
+(the first runs on an empty store and freezes the baseline; the second, forced, is the same
+date again on a copy of the store the first left).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import bench_messy
+
+
+def _memory() -> dict[str, int]:
+    """VmRSS and VmHWM of this process, in MB."""
+    out = {}
+    with open("/proc/self/status") as status:
+        for line in status:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                out[key] = int(value.split()[0]) // 1024
+    return out
+
+
+def _reset_peak() -> None:
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")
+
+
+def _traced(function: Callable[..., Any], label: str) -> Callable[..., Any]:
+    @functools.wraps(function)
+    def traced(*args: Any, **kwargs: Any) -> Any:
+        _reset_peak()
+        before, began = _memory()["VmRSS"], time.perf_counter()
+        result = function(*args, **kwargs)
+        now = _memory()
+        print(
+            f"{label:18s} RSS before {before:5d} MB, peak {now['VmHWM']:5d} MB, "
+            f"after {now['VmRSS']:5d} MB, {time.perf_counter() - began:6.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+        return result
+
+    return traced
+
+
+def main() -> None:
+    import riskmon.collect as collect_module
+    import riskmon.run as run_module
+    from riskmon.store import MetricStore
+
+    url, folder, mode = sys.argv[1:4]
+    for name, label in (("_aggregate", "  collect: read"), ("assemble", "  collect: tables")):
+        setattr(collect_module, name, _traced(getattr(collect_module, name), label))
+    for name, label in (
+        ("for_run", "baseline"),
+        ("collect", "collect"),
+        ("compute_run", "figures"),
+        ("_judge", "judge"),
+        ("keep_cells", "keep cells"),
+        ("_render_report", "report"),
+        ("_render_index", "index"),
+    ):
+        setattr(run_module, name, _traced(getattr(run_module, name), label))
+    MetricStore.complete_run = _traced(MetricStore.complete_run, "store")
+    print(f"imports            RSS {_memory()['VmRSS']} MB", file=sys.stderr)
+    print(json.dumps(bench_messy.child(url, folder, mode == "force")))
+
+
+if __name__ == "__main__":
+    main()
