@@ -171,11 +171,8 @@ def run_model(
                 )
                 provenance = run_provenance(model, source, collected, baseline.stored)
             figures, bins = compute_run(model, collected, baseline.bins, baseline.frozen)
-            counts = _counts(collected)
-            # of the collect, only the days' cells are read again: the count tables (hundreds
-            # of MB over thousands of segments) go before the run is judged and stored
-            day_cells = collected.day_cells
-            del collected
+            counts, day_cells = _counts(collected), collected.day_cells
+            del collected  # its count tables (hundreds of MB at 5,000 segments) are done with
             alerts = _judge(model, as_of, store, figures, counts, baseline, plan)
             state = Status.worst(a.status for a in alerts)
             store.complete_run(
@@ -199,14 +196,13 @@ def run_model(
     except BaseException:  # interrupted (Ctrl-C, SystemExit): the run is marked, then re-raised
         _record_failure(store, run_id, "interrupted before it finished", owner, record, None)
         raise
-    status = state
-    log.info("%s as of %s: run %s succeeded, %s", model.name, as_of, run_id, status)
+    log.info("%s as of %s: run %s succeeded, %s", model.name, as_of, run_id, state)
     return RunOutcome(
         model.name,
         as_of,
         "succeeded",
         run_id=run_id,
-        alert_status=status,
+        alert_status=state,
         counts=counts,
         figures=tuple(figures),
         alerts=tuple(alerts),
