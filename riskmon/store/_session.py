@@ -138,6 +138,15 @@ def json_text(column: InstrumentedAttribute[Any]) -> ColumnElement[str]:
     return cast_(column, Text).label(column.key)
 
 
+def read_column(table: type[m.Base], name: str, *, json: str = "") -> ColumnElement[Any]:
+    """Column ``name`` of ``table`` as a record is read from it: a key column as its whole
+    text (:func:`full_column`), the column ``json`` as its JSON text (:func:`json_text`)."""
+    column = getattr(table, name)
+    if name == json:
+        return json_text(column)
+    return full_column(column) if name in m.KEYED_COLUMNS else column
+
+
 def full_column(column: InstrumentedAttribute[str]) -> ColumnElement[str]:
     """A key column (``m.Figure.segment``) read as its whole stored text (for
     :func:`read_row`), labelled with its name."""

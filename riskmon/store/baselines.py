@@ -30,11 +30,10 @@ from riskmon.store._session import (
     StoreConflict,
     StoreSession,
     _utc,
-    full_column,
     full_text,
     insert_records,
     insert_rows,
-    json_text,
+    read_column,
     shared_rows,
     stored_row,
 )
@@ -237,10 +236,7 @@ def _bins_by_variable(
     query = (
         select(
             m.BaselineBin.variable_id,
-            *(
-                full_column(m.BaselineBin.segment) if c == "segment" else getattr(m.BaselineBin, c)
-                for c in columns
-            ),
+            *(read_column(m.BaselineBin, c) for c in columns),
         )
         .join(m.BaselineVariable, m.BaselineVariable.id == m.BaselineBin.variable_id)
         .where(m.BaselineVariable.baseline_id == baseline_id)
@@ -269,16 +265,7 @@ def _figures(session: Session, baseline_id: int, *, segments: bool) -> tuple[Fig
     columns = [f.name for f in fields(FigureRecord) if f.name != "population"]
     table = m.BaselineFigure
     query = (
-        select(
-            *(
-                json_text(table.params)
-                if c == "params"
-                else full_column(getattr(table, c))
-                if c in m.KEYED_COLUMNS
-                else getattr(table, c)
-                for c in columns
-            )
-        )
+        select(*(read_column(table, c, json="params") for c in columns))
         .where(table.baseline_id == baseline_id)
         .where(*(() if segments else (table.segment == "",)))
         .order_by(table.id)

@@ -9,7 +9,6 @@ from typing import Any
 
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import defer
-from sqlalchemy.sql.elements import ColumnElement
 
 from riskmon.records import BinRecord, FigureRecord
 from riskmon.store import models as m
@@ -18,7 +17,7 @@ from riskmon.store._session import (
     StoreSession,
     _utc,
     full_column,
-    json_text,
+    read_column,
     read_row,
     shared_rows,
 )
@@ -51,15 +50,6 @@ def _run_record(run: m.Run, model: str, *, details: bool = True) -> RunRecord:
         owner=run.owner,
         provenance=None if not details or run.provenance is None else dict(run.provenance),
     )
-
-
-def _column(table: type[m.Base], name: str, *, json: str = "") -> ColumnElement[Any]:
-    """Column ``name`` of ``table``, a key column read as its whole text (and the column
-    ``json`` as its JSON text, :func:`json_text`)."""
-    column = getattr(table, name)
-    if name == json:
-        return json_text(column)
-    return full_column(column) if name in m.KEYED_COLUMNS else column
 
 
 class Reads(StoreSession):
@@ -121,7 +111,7 @@ class Reads(StoreSession):
         and parameters are one object each (:func:`shared_rows`: read-only)."""
         columns = [f.name for f in fields(FigureRecord)]
         query = (
-            select(*(_column(m.Figure, c, json="params") for c in columns))
+            select(*(read_column(m.Figure, c, json="params") for c in columns))
             .where(m.Figure.run_id == run_id)
             .where(*(() if segment is None else (m.Figure.segment == m.key_of(segment),)))
             .order_by(m.Figure.id)
@@ -134,7 +124,7 @@ class Reads(StoreSession):
         columns = [f.name for f in fields(BinRecord)]
         # plain rows, not ORM objects: a run has hundreds of bins and a report reads them all
         query = (
-            select(*(_column(m.BinStat, c, json="extra") for c in columns))
+            select(*(read_column(m.BinStat, c, json="extra") for c in columns))
             .where(m.BinStat.run_id == run_id)
             .where(*(() if segment is None else (m.BinStat.segment == m.key_of(segment),)))
             .order_by(m.BinStat.id)
@@ -146,7 +136,7 @@ class Reads(StoreSession):
         one object each (:func:`shared_rows`: read-only)."""
         columns = [f.name for f in fields(StoredAlert)]
         query = (
-            select(*(_column(m.Alert, c, json="thresholds") for c in columns))
+            select(*(read_column(m.Alert, c, json="thresholds") for c in columns))
             .where(m.Alert.run_id == run_id)
             .order_by(m.Alert.id)
         )

@@ -117,7 +117,7 @@ class BaselineBins(Sequence[BaselineBinRecord]):
             index += len(self)
         if not 0 <= index < len(self):
             raise IndexError(index)
-        return BaselineBinRecord(**{name: self._value(name, index) for name in _FIELDS})
+        return BaselineBinRecord(*(self.column(name, (index,))[0] for name in _FIELDS))
 
     def __iter__(self) -> Iterator[BaselineBinRecord]:
         return (BaselineBinRecord(*values) for values in self.rows())
@@ -138,13 +138,6 @@ class BaselineBins(Sequence[BaselineBinRecord]):
 
     def __repr__(self) -> str:
         return f"BaselineBins({len(self)} bins, {len(self.segments())} segments)"
-
-    def _value(self, name: str, index: int) -> Any:
-        if name in self._texts:
-            return self._texts[name][self._codes[name][index]]
-        if index in self._none.get(name, ()):
-            return None
-        return self._numbers[name][index]
 
     def segments(self) -> dict[str, array[int]]:
         """The positions of each segment's bins, by segment name."""
