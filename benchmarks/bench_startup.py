@@ -8,6 +8,13 @@ evenly over the cases:
   ``python -c "import <module>"`` less that of ``python -c "pass"`` (the bare interpreter);
 - ``riskmon.run`` imported and a migrated SQLite store opened as a run opens it (its
   revision and schema checked), less the bare interpreter;
+- the fixed cost of a run: ``python -m riskmon run`` with a configuration of no model over a
+  migrated SQLite store, less the bare interpreter: everything a ``riskmon run`` process does
+  but the models' own work (start-up, imports, configuration, store, exit);
+- what a PD model's run imports besides: ``riskmon.run`` and SciPy's special functions (which
+  the figures of a PD model import when first computed), with the collector paused and the
+  imports set aside as the ``riskmon`` command does (:mod:`riskmon.heap`), less the bare
+  interpreter;
 - which heavy third-party modules ``riskmon --help`` loads (none is the goal);
 - every report template loaded, in a process whose cache of compiled templates is empty
   (``TMPDIR`` a new folder each time: every template compiled) and in one that finds them
@@ -63,6 +70,21 @@ STORE = (
     "{step}(store_engine({url!r}))\n"
 )
 OPEN = "import riskmon.run, a store opened"
+#: a configuration with a store and no model: ``riskmon run`` then does all but a model's work
+NO_MODEL = "store:\n  url: {url}\n  reports_dir: {reports}\nmodels: []\n"
+FIXED = "riskmon run, no model (a run's fixed cost)"
+#: what a PD model's run imports, as the ``riskmon`` command imports it (a ``--before`` checkout
+#: older than the pause sets the imports aside only)
+PD_IMPORTS = (
+    "import riskmon.heap\n"
+    "getattr(riskmon.heap, 'pause_for_imports', lambda: None)()\n"
+    "from riskmon.heap import set_aside_imports\n"
+    "import riskmon.run, scipy.special\n"
+    "set_aside_imports()\n"
+)
+PD = "import riskmon.run and scipy.special, as the command does"
+#: the checkout this script belongs to (PYTHONPATH of the cases compared with ``--before``)
+CHECKOUT = str(Path(__file__).resolve().parents[1])
 #: the folder every case runs in
 OUTSIDE = tempfile.mkdtemp(prefix="riskmon-bench-cwd-")
 
@@ -109,7 +131,8 @@ def main() -> None:
         "--before",
         metavar="CHECKOUT",
         help="also time the python cases with riskmon imported from this checkout of an "
-        "earlier commit (PYTHONPATH), each right after its own",
+        "earlier commit (PYTHONPATH), each right after its own (then imported from this "
+        "script's checkout by PYTHONPATH as well)",
     )
     args = parser.parse_args()
 
@@ -125,6 +148,11 @@ def main() -> None:
     migrate = [sys.executable, "-c", STORE.format(url=store, step="upgrade")]
     subprocess.run(migrate, check=True, cwd=OUTSIDE)
     cases[OPEN] = [sys.executable, "-c", STORE.format(url=store, step="check_schema")]
+    config = Path(store.removeprefix("sqlite:///")).with_name("riskmon.yaml")
+    config.write_text(NO_MODEL.format(url=store, reports=config.with_name("reports")))
+    run = ["run", "--as-of", "2025-01-31"]
+    cases[FIXED] = [sys.executable, "-m", "riskmon", "-c", str(config), *run]
+    cases[PD] = [sys.executable, "-c", PD_IMPORTS]
 
     def tmpdir(name: str) -> str | None:
         if name.startswith("templates compiled"):
@@ -132,12 +160,12 @@ def main() -> None:
         return kept if name.startswith("templates kept") else None
 
     runs = [(name, command, None) for name, command in cases.items()]
-    if args.before:
+    if args.before:  # this checkout on PYTHONPATH too: a longer sys.path costs each import
         runs = [
             run
             for name, command, _ in runs
-            for run in [(name, command, None), (f"{name} [before]", command, args.before)]
-            if command[0] == sys.executable or run[2] is None
+            for run in [(name, command, CHECKOUT), (f"{name} [before]", command, args.before)]
+            if command[0] == sys.executable or run[2] == CHECKOUT
         ]
     times: dict[str, list[float]] = {name: [] for name, _, _ in runs}
     for name, command, before in runs:  # warm the file cache, the bytecode, the kept templates
@@ -153,7 +181,7 @@ def main() -> None:
     print("|------|-------:|--------:|")
     for name, each in times.items():
         median, least = statistics.median(each), min(each)
-        if name.startswith(("import ", OPEN)):
+        if name.startswith(("import ", OPEN, FIXED)):
             name = f"{name} (less the bare interpreter)"
             median, least = median - statistics.median(bare), least - min(bare)
         print(f"| `{name}` | {median:.3f} s | {least:.3f} s |")

@@ -82,3 +82,64 @@ def test_a_run_opens_its_store_without_alembic(tmp_path: Path) -> None:
     loaded = set(line.split()[1:])
     assert "riskmon.run" in loaded
     assert not {m for m in loaded if m.split(".")[0] in ("alembic", "mako")}
+
+
+def _collector_after(entry: str, argv: list[str], cwd: Path) -> tuple[bool, int, object]:
+    """In a fresh interpreter, ``entry`` (``main`` or ``cli``) given ``argv``: then whether the
+    garbage collector runs, how many objects are frozen, and the exit code."""
+    call = "main()" if entry == "main" else f"cli({argv!r}, prog_name='riskmon')"
+    probe = (
+        "import gc, sys\n"
+        "from riskmon.cli import cli, main\n"
+        f"sys.argv = ['riskmon', *{argv!r}]\n"
+        "try:\n"
+        f"    {call}\n"
+        "except SystemExit as exc:\n"
+        "    code = exc.code\n"
+        "print('collector:', gc.isenabled(), gc.get_freeze_count(), code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], check=True, capture_output=True, text=True, cwd=cwd
+    )
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("collector:")]
+    enabled, frozen, code = line.split()[1:]
+    return enabled == "True", int(frozen), code
+
+
+@pytest.fixture
+def no_model_config(tmp_path: Path) -> Path:
+    """A configuration with a SQLite store and no model (the store created by the test)."""
+    path = tmp_path / "riskmon.yaml"
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    path.write_text(f"store:\n  url: {store}\n  reports_dir: {tmp_path / 'reports'}\nmodels: []\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["db", "upgrade"],
+        ["db", "current", "--url", "{store}"],
+        ["config", "check"],
+        ["run", "--as-of", "2025-01-31"],
+    ],
+)
+def test_the_command_resumes_the_collector_it_paused_for_its_start_up(
+    argv: list[str], no_model_config: Path
+) -> None:
+    store = f"sqlite:///{no_model_config.with_name('store.db')}"
+    args = ["-c", str(no_model_config), *(a.format(store=store) for a in argv)]
+    if argv[0] != "db":
+        assert _collector_after("main", ["-c", str(no_model_config), "db", "upgrade"], REPO_ROOT)
+    enabled, frozen, code = _collector_after("main", args, no_model_config.parent)
+    assert code == "0"
+    # paused for the imports (riskmon.heap), which are then frozen out of the collector's walks;
+    # it runs again for the command's own work
+    assert enabled
+    assert frozen > 0
+
+
+def test_riskmon_called_from_python_does_not_pause_the_collector(no_model_config: Path) -> None:
+    args = ["-c", str(no_model_config), "db", "upgrade"]
+    enabled, _, code = _collector_after("cli", args, no_model_config.parent)
+    assert (enabled, code) == (True, "0")

@@ -23,6 +23,7 @@ import click
 from riskmon import __version__
 from riskmon.cli._app import CONFIG_ENV_VAR, _App, _CliError, asks_for_json, echo_json_error
 from riskmon.errors import EXIT_FAILED, RiskmonError, describe_failure
+from riskmon.heap import pause_for_imports
 from riskmon.redact import RedactingFilter, redact
 
 log = logging.getLogger("riskmon.cli")
@@ -129,6 +130,7 @@ def cli(ctx: click.Context, config_path: str | None, verbose: int) -> None:
 
 def main() -> None:
     """Entry point of the ``riskmon`` console script."""
+    pause_for_imports()  # until the command has imported what it needs (riskmon.heap)
     cli(prog_name="riskmon")
 
 

@@ -15,6 +15,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
+from riskmon.heap import set_aside_imports
+
 if TYPE_CHECKING:
     from riskmon.config import RiskmonConfig
     from riskmon.store import MetricStore
@@ -63,7 +65,16 @@ class _App:
         $RISKMON_CONFIG) means the defaults: an embedded SQLite store and no models. With
         ``sources`` false (commands that read the metric store only), a source may refer to
         environment variables that are not set: its credentials are not needed.
+
+        A command has imported what it needs once it has read its configuration: the imports
+        are then set aside from the garbage collector's walks (:mod:`riskmon.heap`).
         """
+        try:
+            return self._config(required=required, sources=sources)
+        finally:
+            set_aside_imports()
+
+    def _config(self, *, required: bool, sources: bool) -> RiskmonConfig:
         from riskmon.config import RiskmonConfig, load_config, resolve_config_path
 
         if not sources and True in self._configs:

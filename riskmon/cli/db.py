@@ -9,6 +9,7 @@ import click
 
 from riskmon import __version__
 from riskmon.cli._app import _App
+from riskmon.heap import set_aside_imports
 from riskmon.redact import mask_url
 
 
@@ -18,7 +19,10 @@ def db() -> None:
 
 
 def _store_url(app: _App, url: str | None) -> str:
-    return url if url is not None else app.config(required=False, sources=False).store.url
+    if url is not None:
+        set_aside_imports()  # no configuration to read (riskmon.heap)
+        return url
+    return app.config(required=False, sources=False).store.url
 
 
 #: how many of a failed check's findings ``db check`` prints

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from riskmon.cli.runs import EXIT_RUN_FAILED
+from riskmon.heap import set_aside_imports
 
 
 def _model_line(model: dict[str, Any]) -> str:
@@ -60,6 +61,7 @@ def demo_command(folder: Path) -> None:
     """
     from riskmon.demo import run_demo
 
+    set_aside_imports()  # the demo reads no configuration file (riskmon.heap)
     result = run_demo(folder)
     by_model = Counter((o.model, o.alert_status) for o in result.outcomes if o.ok)
     failed = [o for o in result.outcomes if not o.ok]

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy.special import ndtr
 
 from riskmon.config import MAX_GRADES
 from riskmon.figures._family import measured
@@ -194,6 +193,8 @@ def _record(
 def _gauc(tables: RunTables, table: BacktestTable, segment: str) -> list[FigureRecord]:
     """The portfolio's gAUC, its standard error and the test against the initial gAUC (the
     configured ``backtest.initial_gauc``, else the frozen baseline's)."""
+    from scipy.special import ndtr  # the normal CDF; scipy loaded only when a figure needs it
+
     gauc, reason = measured(table.gauc)
     params = {"contingency": table.contingency.tolist(), "columns": list(ECB_SEGMENT_LABELS)}
     out = [

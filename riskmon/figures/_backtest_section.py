@@ -7,8 +7,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy.special import stdtrit
-
 from riskmon.charts import Chart, ClassPoint, backtest_chart, trend_chart
 from riskmon.figures._views import RunView
 from riskmon.metrics import CCF_QUANTILES
@@ -130,6 +128,8 @@ def section(run: RunView) -> BacktestSection | None:
 def _point(run: RunView, row: BacktestRow) -> ClassPoint:
     """A row's place on the back-test chart: the realised mean's 95 % interval from the
     t-test's variance of the differences (E + d̄ ± t(0.975, N − 1) · s / √N)."""
+    from scipy.special import stdtrit  # Student's t quantile; scipy loaded only when needed
+
     variance = run.figures.value("backtest_variance", PERFORMANCE, variable=row.label)
     n = int(row.n or 0)
     low = high = None

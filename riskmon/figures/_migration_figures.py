@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from riskmon.config import ModelConfig
 from riskmon.figures._family import finite, measured
@@ -88,6 +87,8 @@ def adjusted_p(p: float, n_tests: int) -> float:
 def _stability(graded: np.ndarray) -> tuple[float | None, str | None, list[dict[str, Any]]]:
     """The smallest Bonferroni-adjusted p that a cell holds more than its neighbour nearer the
     diagonal, why it is undefined, and every tested cell."""
+    from scipy.special import ndtr  # the normal CDF; scipy loaded only when a figure needs it
+
     if graded.shape[0] < 3:
         return None, "the stability test needs at least 3 grades", []
     result, reason = measured(lambda: migration_stability_test(graded))
@@ -100,7 +101,7 @@ def _stability(graded: np.ndarray) -> tuple[float | None, str | None, list[dict[
             z = float(result.statistic[i, j])
             if np.isnan(z):
                 continue
-            cells.append({"from": i + 1, "to": j + 1, "z": z, "p": float(special.ndtr(z))})
+            cells.append({"from": i + 1, "to": j + 1, "z": z, "p": float(ndtr(z))})
     if not cells:
         return None, reason or "no cell two or more grades off the diagonal could be tested", []
     smallest = min(c["p"] for c in cells)

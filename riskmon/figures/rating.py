@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from riskmon.charts import Chart, bar_chart, trend_chart
 from riskmon.config import ModelConfig
@@ -96,12 +95,14 @@ def _grades(table: CountTable, best_first: bool) -> Grades:
 def chi2_homogeneity(now: np.ndarray, before: np.ndarray) -> tuple[float, int, float]:
     """Pearson's χ² of a 2 × K table (rows ``now`` and ``before``), its degrees of freedom and
     p-value; grades empty in both rows are left out."""
+    from scipy.special import chdtrc  # the χ² survival function, as scipy.stats.chi2.sf
+
     keep = (now + before) > 0
     table = np.vstack([now[keep], before[keep]])
     expected = table.sum(axis=1, keepdims=True) * table.sum(axis=0, keepdims=True) / table.sum()
     statistic = float(((table - expected) ** 2 / expected).sum())
     dof = int(keep.sum()) - 1
-    return statistic, dof, float(special.chdtrc(dof, statistic))
+    return statistic, dof, float(chdtrc(dof, statistic))
 
 
 def compute(tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:

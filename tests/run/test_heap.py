@@ -1,5 +1,7 @@
 """What the imports left is set aside from the garbage collector's walks once per process, at
-the first run; what runs allocate after is collected as before."""
+the first run; what runs allocate after is collected as before. The collector paused for the
+imports runs again once they are set aside. (The ``riskmon`` command's use of both:
+tests/test_startup.py.)"""
 
 from __future__ import annotations
 
@@ -39,6 +41,45 @@ def test_the_objects_alive_at_the_first_call_are_frozen_once_and_later_cycles_co
     assert (before, first, second, collected) == ("0", "True", "False", "True")
     assert int(frozen) > 1_000  # what the interpreter has imported
     assert after == frozen  # the second call froze nothing more
+
+
+PAUSED = """
+import gc
+from riskmon.heap import pause_for_imports, set_aside_imports
+
+pause_for_imports()
+paused = not gc.isenabled()
+import riskmon.run
+still = not gc.isenabled()
+set_aside_imports()
+resumed = gc.isenabled()
+pause_for_imports()  # once set aside, a pause is not taken again
+print(paused, still, resumed, gc.isenabled())
+"""
+
+DISABLED = """
+import gc
+from riskmon.heap import pause_for_imports, set_aside_imports
+
+gc.disable()  # the program's own choice
+pause_for_imports()
+set_aside_imports()
+print(gc.isenabled())
+"""
+
+
+def test_the_collector_paused_for_the_imports_resumes_once_they_are_set_aside() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", PAUSED], check=True, capture_output=True, text=True
+    )
+    assert done.stdout.split() == ["True", "True", "True", "True"]
+
+
+def test_a_collector_the_program_switched_off_stays_off() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", DISABLED], check=True, capture_output=True, text=True
+    )
+    assert done.stdout.split() == ["False"]
 
 
 def test_a_run_sets_the_imports_aside(monkeypatch: pytest.MonkeyPatch, store: MetricStore) -> None:
