@@ -58,6 +58,7 @@ from riskmon.collect.engines import (
 )
 from riskmon.collect.ledger import Ledger
 from riskmon.collect.profile import group_by_position
+from riskmon.collect.shared_engines import kept_table, shared_engine
 from riskmon.collect.statement import one_statement, query_text
 from riskmon.config import ModelConfig
 from riskmon.errors import RiskmonError, SourceError, SourceUnavailableError
@@ -126,14 +127,22 @@ class Source:
             if url is not None:
                 target = url if profile.reading_url is None else profile.reading_url(url)
                 connect_args |= driver_timeouts(url, self.config.read_deadline)
-            # no pool_pre_ping: the deadline's checkout pings a pooled connection, watched
-            engine = create_engine(target, connect_args=connect_args)
+            key = (_engine_key(target), repr(sorted(connect_args.items())), profile.name)
+            engine = shared_engine(key, lambda: self._new_engine(target, connect_args, profile))
         except FileNotFoundError as exc:
             raise self.error(f"cannot use source URL {self.masked_url}: {exc}") from None
         except (SQLAlchemyError, ImportError) as exc:
             raise self.error(
                 f"cannot use source URL {self.masked_url}: {_first_line(exc)}", unavailable=True
             ) from None
+        return engine
+
+    @staticmethod
+    def _new_engine(
+        target: str | URL, connect_args: dict[str, Any], profile: EngineProfile
+    ) -> Engine:
+        # no pool_pre_ping: the deadline's checkout pings a pooled connection, watched
+        engine = create_engine(target, connect_args=connect_args)
         if profile.on_connect is not None:
             event.listen(engine, "connect", profile.on_connect)
         if profile.group_by_position:
@@ -141,7 +150,8 @@ class Source:
         return engine
 
     def close(self) -> None:
-        """Close the source's connections."""
+        """Close the source's connections (its engine, kept for the process's next reading of
+        the same source, only closes its pool: :mod:`riskmon.collect.shared_engines`)."""
         if self._own_engine:
             self.engine.dispose()
 
@@ -307,12 +317,13 @@ class Source:
         if self.profile.reflects_tables:
             try:
                 with self.reading() as connection:
-                    return Table(
+                    reflected = Table(
                         self.config.table,
                         MetaData(),
                         schema=self.config.schema_,
                         autoload_with=connection,
                     )
+                return kept_table(self.engine, reflected)
             except NoSuchTableError:
                 raise self.error(f"table {name!r} not found in source {self.masked_url}") from None
         # without reflection, the column names come off an empty SELECT; their types are
@@ -355,6 +366,12 @@ class Source:
                 .limit(0)
             )
             return dict.fromkeys(result.keys())
+
+
+def _engine_key(target: str | URL) -> str:
+    """The URL an engine connects to, password included: two URLs that differ in it only are
+    two engines."""
+    return target.render_as_string(hide_password=False) if isinstance(target, URL) else target
 
 
 def _url(value: str) -> URL | None:

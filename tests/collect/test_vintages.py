@@ -114,7 +114,10 @@ def test_pushdown_equals_pandas_in_the_collects_transaction(
             statements.append((id(conn), text))
 
         event.listen(source.engine, "before_cursor_execute", seen)
-        collected = collect(source, req, vintages=vintages)
+        try:
+            collected = collect(source, req, vintages=vintages)
+        finally:  # the engine is kept for the source's next reading
+            event.remove(source.engine, "before_cursor_execute", seen)
     assert set(collected.vintages) == set(expected)
     for key, table in expected.items():
         rtol = max(WEIGHT_RTOL.get(dialect, 1e-12), 1e-9)
