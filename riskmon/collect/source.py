@@ -127,7 +127,7 @@ class Source:
             if url is not None:
                 target = url if profile.reading_url is None else profile.reading_url(url)
                 connect_args |= driver_timeouts(url, self.config.read_deadline)
-            key = (_engine_key(target), repr(sorted(connect_args.items())), profile.name)
+            key = (_engine_key(target), repr(sorted(connect_args.items())))
             engine = shared_engine(key, lambda: self._new_engine(target, connect_args, profile))
         except FileNotFoundError as exc:
             raise self.error(f"cannot use source URL {self.masked_url}: {exc}") from None
