@@ -53,13 +53,20 @@ MAX_CELLS_PER_DAY = 50_000
 
 def cells_per_day(request: CollectRequest, baseline: StoredBaseline, *, raw: bool = False) -> int:
     """An upper estimate of a day's cells: segments (as many as the baseline's) × every
-    binned variable's keys × label states; with ``raw``, the keys of the variables grouped on
-    raw values too, as many as the baseline's distinct scores each."""
+    binned variable's keys × label states; with ``raw``, the cells of the variables grouped on
+    raw values too, each as many as the baseline's distinct scores × segments × label states,
+    but no more than a day's loans (the baseline's, on average): a cell holds a loan at least."""
     segments = max((len(v.bins.segments()) for v in baseline.variables.values()), default=1)
     ranking = baseline.variables.get(SCORE_RANKING)
     distinct = 0 if ranking is None else int(ranking.params.get("n_distinct_scores", 0))
-    keys = sum(v.n_keys or (distinct if raw else 0) for v in request.variables)
-    return max(segments, 1) * keys * (3 if request.label is not None else 1)
+    labels = 3 if request.label is not None else 1
+    binned = max(segments, 1) * sum(v.n_keys or 0 for v in request.variables) * labels
+    if not raw:
+        return binned
+    days = (baseline.window_end - baseline.window_start).days + 1
+    loans = -(-baseline.n_rows // max(days, 1))
+    each = min(max(segments, 1) * distinct * labels, loans)
+    return binned + each * sum(1 for v in request.variables if not v.n_keys)
 
 
 def day_plan(
@@ -82,8 +89,8 @@ def day_plan(
         )
         return None
     # the score's distinct values kept by day too where a day's cells stay as few with them
-    # (a scorecard's points); else read over the whole windows: at 6,000 distinct PDs and 4
-    # segments, by day a night took as long and a full run 1.4x longer (benchmarks/incremental.md)
+    # (a scorecard's points, a PD of 4 decimals at 30,000 loans a day); else read over the
+    # whole windows (a day's cells about as many as its loans: benchmarks/incremental.md)
     raw_by_day = cells_per_day(request, baseline.stored, raw=True) <= MAX_CELLS_PER_DAY
     read_at = reading_time()
     digest = request_digest(request, raw_by_day=raw_by_day)

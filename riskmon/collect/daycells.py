@@ -7,17 +7,21 @@ values puts thousands of keys a day in one group; as columns a window's days dec
 and add up in a fraction of the time one tagged key each took (benchmarks/incremental.md).
 
 JSON keeps a key's value as itself where it has a type of its own, else tagged (dates,
-decimals, non-finite floats), so that a key reads back equal and of the same type.
+decimals, non-finite floats), so that a key reads back equal and of the same type. A column of
+at least :data:`PACKED_MIN` cells whose keys are all integers or all floats is kept packed: its
+keys, rows and weights each as the base64 text of their little-endian 8-byte values
+(:func:`_pack`), which read back as numpy arrays bit for bit, without parsing a number each
+(a score's thousands of distinct values a day; benchmarks/incremental.md).
 """
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import decimal
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -31,18 +35,61 @@ CellKey = tuple[str, tuple[Any, ...], Any, Any]
 Group = tuple[str, tuple[Any, ...], Any]
 
 
+#: the cells a column holds at least to be kept packed (fewer: JSON numbers, readable)
+PACKED_MIN = 64
+
+#: a column's values: a list as a day's reading appends them, or an array as read packed
+Values = list[Any] | npt.NDArray[Any]
+
+
 @dataclass
 class Column:
-    """One group's cells on one day: its keys, and each key's rows and weight."""
+    """One group's cells on one day: its keys, and each key's rows and weight (lists, or
+    numpy arrays where they were read back packed)."""
 
-    keys: list[Any] = field(default_factory=list)
-    rows: list[int] = field(default_factory=list)
-    weights: list[float] = field(default_factory=list)
+    keys: Values = field(default_factory=list)
+    rows: Values = field(default_factory=list)
+    weights: Values = field(default_factory=list)
 
     def append(self, key: Any, rows: int, weight: float) -> None:
+        assert isinstance(self.keys, list), "a packed column is read, not appended to"
+        assert isinstance(self.rows, list)
+        assert isinstance(self.weights, list)
         self.keys.append(key)
         self.rows.append(rows)
         self.weights.append(weight)
+
+    def packed(self) -> Column:
+        """This column in numpy arrays where its keys are all integers or all floats (a few
+        bytes a cell instead of three Python objects), else as it is."""
+        keys = _numeric(self.keys)
+        if keys is None:
+            return self
+        return Column(keys, np.asarray(self.rows, np.int64), np.asarray(self.weights, np.float64))
+
+    def lists(self) -> tuple[list[Any], list[Any], list[Any]]:
+        """The keys, rows and weights as lists of Python values."""
+        return _plain(self.keys), _plain(self.rows), _plain(self.weights)
+
+    def to_json(self) -> list[Any]:
+        """[keys, rows, weights]: packed where there are enough cells and the keys are all
+        integers or all floats, else JSON numbers (keys tagged where JSON has no type)."""
+        keys = _numeric(self.keys) if len(self.keys) >= PACKED_MIN else None
+        if keys is not None:
+            rows = np.asarray(self.rows, dtype=np.int64)
+            return [_pack(keys), _pack(rows), _pack(np.asarray(self.weights, dtype=np.float64))]
+        keys_, rows_, weights_ = self.lists()
+        return [[_tag(k) for k in keys_], [int(n) for n in rows_], _floats(weights_)]
+
+    @classmethod
+    def from_json(cls, keys: Any, rows: Any, weights: Any) -> Column:
+        if type(keys) is str:
+            return cls(_unpack(keys), _unpack(rows), _unpack(weights))
+        return cls(
+            [_untag(k) if type(k) is list else k for k in keys],
+            [int(n) for n in rows],
+            _unfloats(weights),
+        )
 
 
 @dataclass
@@ -73,20 +120,12 @@ class DayCells:
     def items(self) -> Iterable[tuple[CellKey, tuple[int, float]]]:
         """Every cell's key, rows and weight."""
         for (variable, segments, label), column in self.cells.items():
-            for value, n, w in zip(column.keys, column.rows, column.weights, strict=True):
+            for value, n, w in zip(*column.lists(), strict=True):
                 yield (variable, segments, label, value), (n, w)
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "cells": [
-                [
-                    *_tag_group(g),
-                    [_tag(k) for k in c.keys],
-                    [int(n) for n in c.rows],
-                    _floats(c.weights),
-                ]
-                for g, c in self.cells.items()
-            ],
+            "cells": [[*_tag_group(g), *c.to_json()] for g, c in self.cells.items()],
             "sums": [[_tag_key(k), _floats(v)] for k, v in self.sums.items()],
             "moments": [[_tag_key(k), _floats(v)] for k, v in self.moments.items()],
             "exclusions": None if self.exclusions is None else vars(self.exclusions),
@@ -102,11 +141,7 @@ class DayCells:
     def from_json(cls, data: Mapping[str, Any]) -> DayCells:
         excluded = data.get("exclusions")
         cells = {
-            _untag_group(variable, segments, label): Column(
-                [_untag(k) if type(k) is list else k for k in keys],
-                [int(n) for n in rows],
-                _unfloats(weights),
-            )
+            _untag_group(variable, segments, label): Column.from_json(keys, rows, weights)
             for variable, segments, label, keys, rows, weights in data["cells"]
         }
         return cls(
@@ -127,18 +162,21 @@ def add_up(columns: Sequence[Column]) -> list[tuple[Any, int, float]]:
     """One group's keys over ``columns`` (its cells of many days), each once, with its rows
     and weight added up in the order of ``columns``. Integer or float keys (bins, a score's
     values) are added on numpy; any other keys one by one, as equal keys of a ``dict``."""
-    keys = list(chain.from_iterable(c.keys for c in columns))
-    rows = list(chain.from_iterable(c.rows for c in columns))
-    weights = list(chain.from_iterable(c.weights for c in columns))
-    values = _numeric(keys)
-    if values is None:
+    columns = [c for c in columns if len(c.keys)]
+    arrays = [_numeric(c.keys) for c in columns]
+    kinds = {a.dtype for a in arrays if a is not None}
+    if not columns or any(a is None for a in arrays) or len(kinds) != 1:
         out: dict[Any, list[Any]] = {}
-        sum_counts(out, keys, rows, weights)
+        for column in columns:
+            sum_counts(out, *column.lists())
         return [(key, int(n), float(w)) for key, (n, w) in out.items()]
+    values = np.concatenate([a for a in arrays if a is not None])
+    rows = np.concatenate([np.asarray(c.rows, dtype=np.float64) for c in columns])
+    weights = np.concatenate([np.asarray(c.weights, dtype=np.float64) for c in columns])
     unique, inverse = np.unique(values, return_inverse=True)
     size = unique.size
-    total_rows = np.bincount(inverse, weights=np.asarray(rows, dtype=np.float64), minlength=size)
-    total_weights = np.bincount(inverse, weights=np.asarray(weights, np.float64), minlength=size)
+    total_rows = np.bincount(inverse, weights=rows, minlength=size)
+    total_weights = np.bincount(inverse, weights=weights, minlength=size)
     return list(
         zip(
             unique.tolist(),
@@ -153,9 +191,11 @@ _INTS = frozenset({int, np.int64})
 _FLOATS = frozenset({float, np.float64})
 
 
-def _numeric(keys: list[Any]) -> npt.NDArray[Any] | None:
+def _numeric(keys: Values) -> npt.NDArray[Any] | None:
     """``keys`` as a numpy array where they are all integers or all floats but NaN (a NaN is
     a ``dict`` key of its own), with no value lost; else None."""
+    if isinstance(keys, np.ndarray):  # read packed: int64 or float64, as packed
+        return None if keys.dtype.kind == "f" and np.isnan(keys).any() else keys
     kinds = set(map(type, keys))
     if not kinds:
         return None
@@ -168,6 +208,29 @@ def _numeric(keys: list[Any]) -> npt.NDArray[Any] | None:
         values = np.asarray(keys, dtype=np.float64)
         return None if np.isnan(values).any() else values
     return None
+
+
+def _plain(values: Values) -> list[Any]:
+    plain: list[Any] = values.tolist() if isinstance(values, np.ndarray) else values
+    return plain
+
+
+#: a packed column's kinds: its bytes' layout, and the array they read back as
+_PACKED = {"i8": (np.dtype("<i8"), np.int64), "f8": (np.dtype("<f8"), np.float64)}
+
+
+def _pack(values: npt.NDArray[Any]) -> str:
+    """``values`` (int64 or float64) as ``"i8:"`` or ``"f8:"`` and the base64 of their
+    little-endian bytes."""
+    kind = "i8" if values.dtype.kind in "iu" else "f8"
+    data = np.ascontiguousarray(values, dtype=_PACKED[kind][0]).tobytes()
+    return f"{kind}:{base64.b64encode(data).decode('ascii')}"
+
+
+def _unpack(text: str) -> npt.NDArray[Any]:
+    kind, _, data = text.partition(":")
+    layout, native = _PACKED[kind]
+    return np.frombuffer(base64.b64decode(data), dtype=layout).astype(native)
 
 
 # ----------------------------------------------------------------------- JSON of cell keys

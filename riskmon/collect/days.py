@@ -153,6 +153,8 @@ def split(
     }
     for (population, *rest), (n, w) in aggregate.cells.items():
         out[split_name(population)].add(_cell_key(rest), int(n), float(w))
+    for (population, variable, segments, label), column in aggregate.columns.items():
+        out[split_name(population)].cells[(variable, segments, label)] = column.packed()
     for (population, *rest), values in aggregate.sums.items():
         out[split_name(population)].sums[tuple(rest)] = [float(v) for v in values]
     for (population, *rest), values in aggregate.moments.items():

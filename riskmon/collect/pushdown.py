@@ -337,7 +337,7 @@ def run(
     engine: EngineProfile,
 ) -> tuple[Aggregate, int]:
     """Execute the statements; the aggregate rows, and how many rows had an invalid weight."""
-    aggregate = Aggregate()
+    aggregate = Aggregate.reading(request)
     s = len(request.segments)
     n_measures = 3 if request.weight else 1
     invalid_weights = 0

@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from riskmon.collect.compact import CountTables
-from riskmon.collect.daycells import sum_counts
+from riskmon.collect.daycells import Column, sum_counts
 from riskmon.collect.migration_tables import MigrationTables
 from riskmon.collect.request import CollectRequest, Variable
 from riskmon.metrics import (
@@ -52,12 +52,29 @@ class Aggregate:
     #: the census of each variable whose levels the rows gave (:class:`~.census.LevelTally`)
     levels: dict[str, LevelCensus] = field(default_factory=dict)
 
+    #: a pass by day's raw variables (:meth:`reading`): a column per day, segment and label
+    columnar: frozenset[str] = frozenset()
+    columns: dict[tuple[str, str, tuple[Any, ...], Any], Column] = field(default_factory=dict)
     #: each distinct segment values' tuple, shared by every cell of the segment
     _segments: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
+
+    @classmethod
+    def reading(cls, request: CollectRequest) -> Aggregate:
+        """The aggregate of ``request``'s rows: by day, its raw variables held in columns (a
+        ``GROUP BY`` returns each of their keys once; about a key a loan or two)."""
+        raw = [v.name for v in request.variables if not (v.binning or v.sums or v.moments)]
+        return cls(columnar=frozenset(raw if request.by_day else ()))
 
     def add(
         self, key: Key, rows: int, weight: float | None, sums: Any = None, moments: Any = None
     ) -> None:
+        if key[1] in self.columnar:
+            population, variable, values, label, value = key
+            group = (population, variable, self.segment(values), label)
+            if (column := self.columns.get(group)) is None:
+                column = self.columns[group] = Column()
+            column.append(value, int(rows), float(rows if weight is None else weight))
+            return
         cell = self.cells.get(key)
         if cell is None:  # a new cell: kept under its segment's one tuple (and one string)
             population, variable, values, label, bin_key = key

@@ -1,17 +1,22 @@
 """A group's cells summed over days: on numpy for integer and float keys, one by one for any
-other, each way as a ``dict`` of the keys would add them."""
+other, each way as a ``dict`` of the keys would add them; a column kept packed reads back bit
+for bit, and adds up as it did before it was kept."""
 
 from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
+import math
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from riskmon.collect.daycells import Column, add_up
+from riskmon.collect import daycells
+from riskmon.collect.daycells import Column, DayCells, add_up
 
 
 def _by_dict(days: list[list[tuple[Any, int, float]]]) -> dict[Any, tuple[int, float]]:
@@ -89,3 +94,53 @@ def test_add_up_keeps_the_keys_types() -> None:
         dt.date(2025, 1, 1),
         decimal.Decimal("1.10"),
     }
+
+
+def _kept(columns: list[Column]) -> list[Column]:
+    """``columns`` as a later run reads them back from the store, packed where they may be."""
+    cells = DayCells(cells={("v", (f"s{i}",), 1): c for i, c in enumerate(columns)})
+    back = DayCells.from_json(json.loads(json.dumps(cells.to_json())))
+    return list(back.cells.values())
+
+
+@settings(max_examples=150)
+@given(
+    days=st.one_of(
+        _cells(st.integers(-5, 40)),
+        _cells(st.integers(-(2**70), 2**70)),
+        _cells(st.floats(allow_nan=False, allow_infinity=True)),
+        _cells(st.sampled_from([0.1, 0.25, -0.0, 0.0, 1.0])),  # (a NaN read back is new)
+        _cells(st.one_of(st.integers(0, 3), st.floats(0, 1))),
+        _cells(st.one_of(st.text(max_size=3), st.dates(), _DECIMALS)),
+    ),
+    fresh=st.integers(0, 6),
+)
+def test_columns_read_back_packed_add_up_as_they_were_read(
+    days: list[list[tuple[Any, int, float]]], fresh: int
+) -> None:
+    """Every day but the ``fresh`` newest kept and read back (packed wherever the keys allow
+    it), the fresh ones as read: the sums are those of the columns as read, to the bit."""
+    columns = _columns(days)
+    old = len(columns) - min(fresh, len(columns))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(daycells, "PACKED_MIN", 1)
+        stored = _kept(columns[:old])
+    assert repr(add_up([*stored, *columns[old:]])) == repr(add_up(columns))
+
+
+def test_a_packed_column_is_its_values_bit_for_bit() -> None:
+    scores = [0.1, -0.0, 1e-300, math.inf, -math.inf, 0.30000000000000004] * 20
+    column = Column(list(scores), list(range(120)), [float(i) / 3 for i in range(120)])
+    ints = Column(list(range(-60, 60)), [2**40] * 120, [1.5] * 120)
+    few = Column([0.25, 0.5], [1, 2], [1.0, 2.0])
+    keys, rows, _weights = column.to_json()
+    assert type(keys) is str
+    assert keys.startswith("f8:")
+    assert rows.startswith("i8:")
+    assert few.to_json() == [[0.25, 0.5], [1, 2], [1.0, 2.0]]  # fewer than PACKED_MIN: numbers
+    for before, after in zip([column, ints, few], _kept([column, ints, few]), strict=True):
+        assert repr(after.lists()) == repr(before.lists())
+    assert ints.packed().keys.dtype == np.int64
+    assert np.array_equal(ints.packed().keys, ints.keys)
+    mixed = Column([1, 0.5], [1, 1], [1.0, 1.0])
+    assert mixed.packed() is mixed  # an integer beside a float: kept as read

@@ -10,6 +10,7 @@ import json
 import math
 from dataclasses import fields
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 from sqlalchemy import text
 
 from riskmon import cells
+from riskmon.collect import daycells
 from riskmon.collect.daycells import DayCells
 from riskmon.collect.days import fresh_days, ranges
 from riskmon.config import ModelConfig
@@ -130,6 +132,46 @@ def test_nightly_incremental_runs_store_what_full_runs_store(
     assert SCORE_RANKING in _kept_variables(incremental, model.name)
 
 
+def test_nights_whose_every_column_is_kept_packed_store_what_full_runs_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A day's columns of many cells are kept packed (base64 of their 8-byte values) and read
+    back as arrays; with every column packed, however small, the nights still store what the
+    full runs store, and the cells kept are packed."""
+    monkeypatch.setattr(daycells, "PACKED_MIN", 1)
+    url = f"sqlite:///{tmp_path / 'loans.db'}"
+    incremental, model = _nights(("sqlite", url), tmp_path, monkeypatch)
+    kept = incremental.day_cells(model.name, _digest_of(incremental), _windows(NIGHTS[-1]))
+    columns = [c for data, _ in kept.values() for c in data["cells"]]
+    assert columns
+    assert all(type(keys) is str for *_, keys, _, _ in columns)
+
+
+def test_a_day_is_estimated_no_more_raw_cells_than_its_loans() -> None:
+    """A day's cells of the score's values: distinct scores × segments × label states, but no
+    more than the baseline's loans a day (a cell holds a loan at least)."""
+    ranking = SimpleNamespace(
+        bins=SimpleNamespace(segments=lambda: ["a", "b"]), params={"n_distinct_scores": 5000}
+    )
+    request: Any = SimpleNamespace(
+        label="bad", variables=[SimpleNamespace(n_keys=10), SimpleNamespace(n_keys=None)]
+    )
+
+    def baseline(rows: int) -> Any:
+        start = dt.date(2024, 1, 1)
+        return SimpleNamespace(
+            variables={SCORE_RANKING: ranking},
+            n_rows=rows,
+            window_start=start,
+            window_end=start + dt.timedelta(days=29),
+        )
+
+    assert cells.cells_per_day(request, baseline(3_000_000)) == 2 * 10 * 3
+    assert cells.cells_per_day(request, baseline(3_000_000), raw=True) == 60 + 2 * 5000 * 3
+    assert cells.cells_per_day(request, baseline(300_000), raw=True) == 60 + 10_000
+    assert cells.cells_per_day(request, baseline(29), raw=True) == 60 + 1
+
+
 def test_a_score_with_many_distinct_values_is_ranked_on_its_whole_windows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -159,8 +201,9 @@ def _kept_variables(store: MetricStore, model: str) -> set[str]:
     for data, _ in kept.values():
         for (variable, _, _), column in DayCells.from_json(data).cells.items():
             variables.add(variable)
+            keys, _, _ = column.lists()
             if variable != SCORE_RANKING:
-                assert {type(k) for k in column.keys} == {int}, (variable, column.keys[:3])
+                assert {type(k) for k in keys} == {int}, (variable, keys[:3])
     return variables
 
 
