@@ -57,15 +57,16 @@ def cells_per_day(request: CollectRequest, baseline: StoredBaseline, *, raw: boo
     raw values too, each as many as the baseline's distinct scores × segments × label states,
     but no more than a day's loans (the baseline's, on average): a cell holds a loan at least."""
     segments = max((len(v.bins.segments()) for v in baseline.variables.values()), default=1)
+    segments = max(segments, 1)
     ranking = baseline.variables.get(SCORE_RANKING)
     distinct = 0 if ranking is None else int(ranking.params.get("n_distinct_scores", 0))
     labels = 3 if request.label is not None else 1
-    binned = max(segments, 1) * sum(v.n_keys or 0 for v in request.variables) * labels
+    binned = segments * sum(v.n_keys or 0 for v in request.variables) * labels
     if not raw:
         return binned
     days = (baseline.window_end - baseline.window_start).days + 1
     loans = -(-baseline.n_rows // max(days, 1))
-    each = min(max(segments, 1) * distinct * labels, loans)
+    each = min(segments * distinct * labels, loans)
     return binned + each * sum(1 for v in request.variables if not v.n_keys)
 
 
