@@ -70,20 +70,51 @@ def pytest_configure(config: pytest.Config) -> None:
         compileall.compile_dir(REPO_ROOT / "riskmon", quiet=1)
 
 
+#: the modules that keep a core busy longest without reading the demo (the CPU summary at the
+#: end of a run): they start first, beside the one that builds the demo
+CPU_BOUND_FIRST = (
+    "tests/test_simulation_segments.py",
+    "tests/test_simulation_segments_controlled.py",
+    "tests/test_simulation.py",
+    "tests/test_simulation_segments_drift.py",
+    "tests/test_spark.py",
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The tests that read the demo are slow: ``-m "not slow"`` does not build it. The modules
     holding a slow or a Spark test run first, each module's tests together and in their order:
     under ``--dist loadscope --no-loadscope-reorder`` (pyproject.toml) a module runs on one
-    worker, in this order, so that none of the long modules starts last."""
+    worker, in this order, so that none of the long modules starts last. Of those, one module
+    that reads the demo starts first (its worker builds the demo, which the others wait for),
+    beside :data:`CPU_BOUND_FIRST`; the other modules that read the demo start after them, so
+    that no worker waits for the demo while a core is free."""
     for item in items:
         if "demo" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
     long_modules = {
-        item.nodeid.split("::", 1)[0]
+        _module(item)
         for item in items
         if item.get_closest_marker("slow") or item.get_closest_marker("spark")
     }
-    items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in long_modules)
+    reads_demo = {_module(item) for item in items if "demo" in item.fixturenames}
+    builds_demo = next((_module(i) for i in items if _module(i) in reads_demo), None)
+
+    def rank(item: pytest.Item) -> int:
+        module = _module(item)
+        if module not in long_modules:
+            return 4
+        if module == builds_demo:
+            return 0
+        if module in CPU_BOUND_FIRST:
+            return 1
+        return 3 if module in reads_demo else 2
+
+    items.sort(key=rank)
+
+
+def _module(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
