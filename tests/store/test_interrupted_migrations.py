@@ -72,6 +72,7 @@ def _assert_every_kill_recovers(base_url: str, folder: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_an_upgrade_killed_after_any_statement_is_migrated_again_on_sqlite(
     tmp_path: Path,
 ) -> None:
@@ -79,6 +80,7 @@ def test_an_upgrade_killed_after_any_statement_is_migrated_again_on_sqlite(
 
 
 @pytest.mark.postgres
+@pytest.mark.slow
 def test_an_upgrade_killed_after_any_statement_is_migrated_again_on_postgresql(
     postgres_url: str, tmp_path: Path
 ) -> None:
