@@ -90,15 +90,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     that reads the demo starts first (its worker builds the demo, which the others wait for),
     beside :data:`CPU_BOUND_FIRST`; the other modules that read the demo start after them, so
     that no worker waits for the demo while a core is free."""
+    reads_demo: set[str] = set()
     for item in items:
         if "demo" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
+            reads_demo.add(_module(item))
     long_modules = {
         _module(item)
         for item in items
         if item.get_closest_marker("slow") or item.get_closest_marker("spark")
     }
-    reads_demo = {_module(item) for item in items if "demo" in item.fixturenames}
     builds_demo = next((_module(i) for i in items if _module(i) in reads_demo), None)
 
     def rank(item: pytest.Item) -> int:
