@@ -196,7 +196,6 @@ def test_a_quantile_beyond_the_grid_is_not_available_saying_so(
     assert figures[("realised_p50", "", "")].value is not None
 
 
-@pytest.mark.slow
 def test_a_ccf_models_facilities_under_the_ead_approach_are_left_out_and_counted(
     database: tuple[str, str], sqlite_store: MetricStore
 ) -> None:

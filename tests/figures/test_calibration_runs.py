@@ -164,7 +164,6 @@ def _calibration_statuses(
     return statuses
 
 
-@pytest.mark.slow
 def test_a_calibrated_model_stays_quiet_and_one_at_0_7_times_its_pds_turns_red(
     book_url: tuple[str, pd.DataFrame], tmp_path: Path
 ) -> None:

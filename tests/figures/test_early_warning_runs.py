@@ -166,7 +166,6 @@ def _flags(url: str, name: str, tmp_path: Path, dates: list[dt.date]) -> list[di
 _STORES: dict[str, tuple[MetricStore, ModelConfig]] = {}
 
 
-@pytest.mark.slow
 def test_a_calibrated_model_stays_quiet_and_understated_pds_are_flagged_by_mob_6(
     book_url: tuple[str, pd.DataFrame], tmp_path: Path
 ) -> None:

@@ -78,7 +78,6 @@ def _model(url: str) -> ModelConfig:
     )
 
 
-@pytest.mark.slow
 def test_a_zip_code_with_43001_levels_runs_on_every_engine(
     database: tuple[str, str], book: pd.DataFrame, tmp_path: Path
 ) -> None:

@@ -18,8 +18,6 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 from riskmon.run import run_model
 from riskmon.store import MetricStore
 
@@ -53,7 +51,6 @@ def _stop(process: forkserver.Process) -> None:
             process.wait(timeout=PROCESS_TIMEOUT)
 
 
-@pytest.mark.slow
 def test_schedulers_and_backfills_sharing_a_store_compute_and_notify_each_date_once(
     tmp_path: Path,
     hook_server: Callable[..., HookServer],

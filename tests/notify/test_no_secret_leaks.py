@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
-import pytest
 import yaml
 from click.testing import CliRunner
 from hypothesis import HealthCheck, assume, example, given, settings
@@ -124,7 +123,6 @@ def _outputs(password: str, hook: HookServer, mail: MailServer) -> dict[str, str
     return out
 
 
-@pytest.mark.slow
 @given(password=PASSWORDS)
 @example(password="p@ssW0rd@host")
 @example(password="pa/ss word:#?@x")

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from riskmon.records import Status
 from riskmon.report import render_run_report
@@ -50,7 +49,6 @@ def _book(seed: int = 5) -> pd.DataFrame:
     return book
 
 
-@pytest.mark.slow
 def test_a_report_of_300_segments_lists_100_and_counts_the_rest(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'book.db'}"
     write_loans(url, _book())

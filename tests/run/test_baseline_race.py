@@ -66,7 +66,6 @@ def _assert_one_baseline(store: MetricStore, results: list[tuple[dict[str, objec
 
 
 @pytest.mark.postgres
-@pytest.mark.slow
 def test_concurrent_first_runs_on_postgresql_freeze_one_baseline_and_wait_for_it(
     postgres_url: str, tmp_path: Path
 ) -> None:

@@ -122,7 +122,6 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-@pytest.mark.slow
 def test_nightly_incremental_runs_store_what_full_runs_store(
     database: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -388,7 +387,6 @@ def test_a_cell_reads_back_from_json_as_it_was(
     assert repr(back.levels) == repr(cells.levels)
 
 
-@pytest.mark.slow
 def test_a_model_with_thousands_of_segments_reads_its_windows_whole(tmp_path: Path) -> None:
     """Where a day's sums would be about as many as its loans (a segment of a level per few
     loans), the run reads its windows whole and keeps no cell: by day they would cost more."""

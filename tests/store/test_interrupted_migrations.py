@@ -72,7 +72,6 @@ def _assert_every_kill_recovers(base_url: str, folder: Path) -> None:
     )
 
 
-@pytest.mark.slow
 def test_an_upgrade_killed_after_any_statement_is_migrated_again_on_sqlite(
     tmp_path: Path,
 ) -> None:
@@ -80,7 +79,6 @@ def test_an_upgrade_killed_after_any_statement_is_migrated_again_on_sqlite(
 
 
 @pytest.mark.postgres
-@pytest.mark.slow
 def test_an_upgrade_killed_after_any_statement_is_migrated_again_on_postgresql(
     postgres_url: str, tmp_path: Path
 ) -> None:
