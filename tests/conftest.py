@@ -115,7 +115,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=rank)
 
 
-def _module(item: pytest.Item) -> str:
+def _module(item: pytest.Item | pytest.TestReport) -> str:
+    """``tests/collect/test_source.py`` of a test or its report."""
     return item.nodeid.split("::", 1)[0]
 
 
@@ -330,7 +331,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         for report in reports:
             if getattr(report, "when", None) == "teardown":
                 spent = dict(getattr(report, "user_properties", ())).get("cpu_s", 0.0)
-                cpu[report.nodeid.split("::", 1)[0]] += float(spent)
+                cpu[_module(report)] += float(spent)
     terminalreporter.write_sep(
         "=", "CPU seconds per test module (its processes and the children they waited for)"
     )
