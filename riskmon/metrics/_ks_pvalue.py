@@ -18,14 +18,15 @@ KS_EXACT_MAX_N = 10_000
 def _ks_exact_pvalue(n1: int, n2: int, d: float) -> float:
     """P(D >= d) for two samples of n1 and n2 rows without ties (exact), by whichever of two
     exact ways costs less for these sizes: row by row of the smaller sample (samples of very
-    different sizes: a hundred bads among two thousand goods in 2.5 ms against 37 ms) or
-    anti-diagonal by anti-diagonal (samples of about the same size).
+    different sizes: a hundred bads among two thousand goods in 4 ms against 11 ms) or
+    anti-diagonal by anti-diagonal (samples of about the same size: two thousand of each in
+    27 ms against 100 ms).
     """
     w_rows = 2 * d * max(n1, n2) + 1  # cells of a row inside the band
     w_diagonals = 2 * d * n1 * n2 / (n1 + n2) + 1  # and of an anti-diagonal
     # seconds a row and an anti-diagonal take (NumPy calls and cells), measured
-    rows = min(n1, n2) * (2.5e-5 + 2.9e-8 * w_rows)
-    diagonals = (n1 + n2) * (1.5e-5 + 3e-9 * w_diagonals)
+    rows = min(n1, n2) * (2.0e-5 + 1.9e-8 * w_rows)
+    diagonals = (n1 + n2) * (5.3e-6 + 1.4e-9 * w_diagonals)
     return _by_rows(n1, n2, d) if rows < diagonals else _by_diagonals(n1, n2, d)
 
 
@@ -92,39 +93,43 @@ def _by_diagonals(n1: int, n2: int, d: float) -> float:
     Counts the lattice paths of a random interleaving of the two samples that leave the band
     |i/n1 − j/n2| < d, by carrying the probability mass anti-diagonal by anti-diagonal and
     adding up the mass that exits (summing small positive terms keeps tiny p-values
-    accurate). d is first rounded to the lattice h/lcm(n1, n2), as scipy does.
+    accurate). d is first rounded to the lattice h/lcm(n1, n2), as scipy does. The band's
+    cells on each anti-diagonal are found from its bounds, so that the mass leaving it is read
+    from the few cells past either end.
     """
     g = math.gcd(n1, n2)
     lcm = (n1 // g) * n2
     h = round(d * lcm)
     if h == 0:
         return 1.0
-    limit = h * g  # inside the band iff |i·n2 − j·n1| < h·g
+    limit = h * g  # inside the band iff |i·n2 − j·n1| < h·g, i.e. |i·total − t·n1| < h·g
     if n1 > n2:
         n1, n2 = n2, n1
     total = n1 + n2
-    i = np.arange(n1 + 2, dtype=np.int64)
+    cells = np.arange(n1 + 1, dtype=np.float64)
+    up = n1 - cells  # the paths' steps left in the smaller sample, from each cell
     mass = np.zeros(n1 + 2)
     mass[0] = 1.0
     outside = 0.0
-    lo, hi = 0, 0  # cells of the current anti-diagonal that may hold mass
+    lo, hi = 0, 0  # the band's cells on the current anti-diagonal
     for s in range(total):
         remaining = total - s
-        cells = i[lo : hi + 1]
-        here = mass[lo : hi + 1].copy()
-        mass[lo : hi + 1] = 0.0
-        mass[lo : hi + 1] += here * ((n2 - (s - cells)) / remaining)
-        mass[lo + 1 : hi + 2] += here * ((n1 - cells) / remaining)
-        hi = min(hi + 1, n1, s + 1)
-        lo = max(lo, s + 1 - n2)
-        window = slice(lo, hi + 1)
-        out = np.abs(i[window] * total - (s + 1) * n1) >= limit
-        outside += float(mass[window][out].sum())
-        mass[window][out] = 0.0
-        inside = np.flatnonzero(~out)
-        if inside.size == 0:
+        here = mass[lo : hi + 1]
+        moved = here * (up[lo : hi + 1] / remaining)
+        mass[lo : hi + 1] = here * ((cells[lo : hi + 1] + (n2 - s)) / remaining)
+        mass[lo + 1 : hi + 2] += moved
+        t = s + 1  # the anti-diagonal the mass is now on: cells up to hi + 1 may hold some
+        new_lo = max(lo, t - n2, (t * n1 - limit) // total + 1)
+        new_hi = min(hi + 1, n1, t, -(-(t * n1 + limit) // total) - 1)
+        if new_lo > lo:
+            outside += float(mass[lo:new_lo].sum())
+            mass[lo:new_lo] = 0.0
+        if new_hi < hi + 1:
+            outside += float(mass[new_hi + 1 : hi + 2].sum())
+            mass[new_hi + 1 : hi + 2] = 0.0
+        if new_lo > new_hi:
             break
-        lo, hi = lo + int(inside[0]), lo + int(inside[-1])
+        lo, hi = new_lo, new_hi
     return min(max(outside, 0.0), 1.0)
 
 
