@@ -14,6 +14,8 @@ reading.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -111,11 +113,12 @@ def day_plan(
         for p in request.populations
     }
     reread = {(name, day) for name, days in fresh.items() for day in days}
-    kept = {key: DayCells.from_json(data) for key, (data, _) in stored.items() if key not in reread}
+    decoded = _decode(model.name, digest, stored)
+    kept = {key: cells for key, cells in decoded.items() if key not in reread}
     recheck = {
         key: cell
         for key in reread & stored.keys()
-        if (cell := DayCells.from_json(stored[key][0])).fingerprint is not None
+        if (cell := decoded[key]).fingerprint is not None
     }
     # the days read now that a later night reads again: their fingerprint is kept with them
     restatement = model.source.restatement_days
@@ -125,6 +128,31 @@ def day_plan(
     printed = frozenset(unsettled | {day for _, day in recheck})
     plan = DayPlan(fresh, kept, recheck, printed, raw_by_day=raw_by_day)
     return RunDays(digest, read_at, plan)
+
+
+#: per model, the digest and the cells its last run in this process decoded, each with a hash
+#: of the JSON text it was decoded from: the model's next run (the next day of a backfill, a
+#: scheduler's next night) decodes only the days whose text differs (new days, days kept again
+#: with other sums). Only the last run's days are held; cells are never changed once decoded.
+_decoded: dict[str, tuple[str, dict[tuple[str, dt.date], tuple[bytes, DayCells]]]] = {}
+
+
+def _decode(
+    model: str, digest: str, stored: Mapping[tuple[str, dt.date], tuple[str, dt.date]]
+) -> dict[tuple[str, dt.date], DayCells]:
+    """The stored cells of ``model`` decoded, from the last run's where the text is the same."""
+    held_digest, held = _decoded.get(model, ("", {}))
+    before = held if held_digest == digest else {}
+    now: dict[tuple[str, dt.date], tuple[bytes, DayCells]] = {}
+    for key, (text, _) in stored.items():
+        text_hash = hashlib.blake2b(text.encode(), digest_size=16).digest()
+        seen = before.get(key)
+        if seen is not None and seen[0] == text_hash:
+            now[key] = seen
+        else:
+            now[key] = (text_hash, DayCells.from_json(json.loads(text)))
+    _decoded[model] = (digest, now)
+    return {key: cells for key, (_, cells) in now.items()}
 
 
 def keep_cells(

@@ -13,15 +13,15 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import and_, delete, or_, select
+from sqlalchemy import Text, and_, cast, delete, or_, select
 
 from riskmon.store import models as m
 from riskmon.store._session import StoreSession
 
 #: (population, day) -> the cells as JSON (``riskmon.collect.daycells.DayCells.to_json``)
 CellRows = dict[tuple[str, dt.date], dict[str, Any]]
-#: (population, day) -> (the cells as JSON, the date (UTC) they were read)
-StoredCells = dict[tuple[str, dt.date], tuple[dict[str, Any], dt.date]]
+#: (population, day) -> (the cells' JSON text, the date (UTC) they were read)
+StoredCells = dict[tuple[str, dt.date], tuple[str, dt.date]]
 
 
 class DayCellStore(StoreSession):
@@ -31,7 +31,8 @@ class DayCellStore(StoreSession):
         self, model: str, digest: str, windows: Mapping[str, tuple[dt.date, dt.date]]
     ) -> StoredCells:
         """The cells of ``digest`` stored for ``model`` on the days of each population's
-        window ``(first day, last day)``, each with the date it was read."""
+        window ``(first day, last day)``, each as its JSON text (the caller decodes only the
+        days it has not decoded before) with the date it was read."""
         if not windows:
             return {}
         within = or_(
@@ -41,7 +42,9 @@ class DayCellStore(StoreSession):
             )
         )
         query = (
-            select(m.DayCell.population, m.DayCell.day, m.DayCell.cells, m.DayCell.read_at)
+            select(
+                m.DayCell.population, m.DayCell.day, cast(m.DayCell.cells, Text), m.DayCell.read_at
+            )
             .join(m.Model, m.Model.id == m.DayCell.model_id)
             .where(m.Model.name == model, m.DayCell.digest == digest, within)
         )

@@ -142,7 +142,7 @@ def test_nights_whose_every_column_is_kept_packed_store_what_full_runs_store(
     url = f"sqlite:///{tmp_path / 'loans.db'}"
     incremental, model = _nights(("sqlite", url), tmp_path, monkeypatch)
     kept = incremental.day_cells(model.name, _digest_of(incremental), _windows(NIGHTS[-1]))
-    columns = [c for data, _ in kept.values() for c in data["cells"]]
+    columns = [c for data, _ in kept.values() for c in json.loads(data)["cells"]]
     assert columns
     assert all(type(keys) is str for *_, keys, _, _ in columns)
 
@@ -199,7 +199,7 @@ def _kept_variables(store: MetricStore, model: str) -> set[str]:
     kept = store.day_cells(model, _digest_of(store), windows)
     variables = set()
     for data, _ in kept.values():
-        for (variable, _, _), column in DayCells.from_json(data).cells.items():
+        for (variable, _, _), column in DayCells.from_json(json.loads(data)).cells.items():
             variables.add(variable)
             keys, _, _ = column.lists()
             if variable != SCORE_RANKING:
@@ -437,3 +437,29 @@ def test_riskmon_run_full_reads_every_day_again(tmp_path: Path) -> None:
     windows = run.provenance["windows"].values()
     assert [w["days_read"] for w in windows] == [w["days"] for w in windows]
     store.engine.dispose()
+
+
+def test_a_run_decodes_only_the_stored_days_whose_text_changed() -> None:
+    """The next run of a model in the same process (a backfill's next day) reuses the cells
+    decoded by the last one where a day's stored text is the same, and decodes a day kept
+    again with other sums, or any day of another digest."""
+
+    def text(rows: int) -> str:
+        day = DayCells()
+        day.add((SCORE, (), 0, 3), rows, float(rows))
+        return json.dumps(day.to_json())
+
+    first_day, second_day = ("current", dt.date(2025, 3, 1)), ("current", dt.date(2025, 3, 2))
+    read_on = dt.date(2025, 3, 4)
+    before = cells._decode(
+        "cached", "d1", {first_day: (text(2), read_on), second_day: (text(5), read_on)}
+    )
+    after = cells._decode(
+        "cached", "d1", {first_day: (text(2), read_on), second_day: (text(7), read_on)}
+    )
+    assert after[first_day] is before[first_day]
+    assert after[second_day] is not before[second_day]
+    assert list(after[second_day].items()) == [((SCORE, (), 0, 3), (7, 7.0))]
+    other = cells._decode("cached", "d2", {first_day: (text(2), read_on)})
+    assert other[first_day] is not after[first_day]
+    assert list(other[first_day].items()) == list(after[first_day].items())
