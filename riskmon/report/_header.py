@@ -154,18 +154,22 @@ def header(
 
 
 class History:
-    """Figures over the succeeded runs up to the reported date (never later ones)."""
+    """Figures over the succeeded runs up to the reported date (never later ones): each
+    figure's points of every variable read at its first use (one query for the CSI of all the
+    characteristics, say)."""
 
     def __init__(self, store: MetricStore, model: str, as_of: dt.date):
         self.store, self.model, self.as_of = store, model, as_of
+        self._read: dict[tuple[str, str], dict[str, list[HistoryPoint]]] = {}
 
-    def points(
-        self, name: str, population: str, variable: str = "", segment: str = ""
-    ) -> list[HistoryPoint]:
-        found = self.store.history(
-            self.model, name, variable=variable, segment=segment, population=population
-        )
-        return [p for p in found if p.as_of <= self.as_of]
+    def points(self, name: str, population: str, variable: str = "") -> list[HistoryPoint]:
+        by_variable = self._read.get((name, population))
+        if by_variable is None:
+            by_variable = self.store.history_by_variable(
+                self.model, name, population=population, until=self.as_of
+            )
+            self._read[(name, population)] = by_variable
+        return by_variable.get(variable, [])
 
     def series(
         self, name: str, population: str, variable: str = ""

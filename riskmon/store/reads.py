@@ -23,6 +23,9 @@ from riskmon.store._session import (
 )
 from riskmon.store.records import HistoryPoint, RunRecord, StoredAlert
 
+#: a history point's columns, as :class:`HistoryPoint` names them
+_POINT_COLUMNS = (m.Run.as_of, m.Figure.value, m.Figure.reason, m.Run.id.label("run_id"))
+
 
 def _runs() -> Select[m.Run, str]:
     """Runs with their model's name."""
@@ -159,22 +162,54 @@ class Reads(StoreSession):
         population: str,
     ) -> list[HistoryPoint]:
         """One figure over the succeeded runs of ``model``, oldest first."""
-        query = (
-            select(m.Run.as_of, m.Figure.value, m.Figure.reason, m.Run.id.label("run_id"))
+        query = self._history_query(model, name, population, segment).where(
+            m.Figure.variable == m.key_of(variable)
+        )
+        with self._session() as session:
+            return [HistoryPoint(**read_row(row._asdict())) for row in session.execute(query)]
+
+    def history_by_variable(
+        self,
+        model: str,
+        name: str,
+        *,
+        population: str,
+        segment: str = "",
+        until: dt.date | None = None,
+    ) -> dict[str, list[HistoryPoint]]:
+        """A figure of every variable over the succeeded runs of ``model`` (up to ``until``),
+        by variable, each oldest first: one query where a report reads a figure for each of
+        its characteristics."""
+        query = self._history_query(model, name, population, segment)
+        if until is not None:
+            query = query.where(m.Run.as_of <= until)
+        found: dict[str, list[HistoryPoint]] = {}
+        with self._session() as session:
+            for row in session.execute(query.add_columns(full_column(m.Figure.variable))):
+                data = read_row(row._asdict())
+                variable = data.pop("variable")
+                found.setdefault(variable, []).append(HistoryPoint(**data))
+        return found
+
+    @staticmethod
+    def _history_query(
+        model: str, name: str, population: str, segment: str
+    ) -> Select[dt.date, float | None, str | None, int]:
+        """The points of figure ``name`` of ``population`` and ``segment`` over the succeeded
+        runs of ``model``, oldest first."""
+        return (
+            select(*_POINT_COLUMNS)
             .join(m.Figure, m.Figure.run_id == m.Run.id)
             .join(m.Model, m.Model.id == m.Run.model_id)
             .where(
                 m.Model.name == model,
                 m.Run.status == "succeeded",
                 m.Figure.name == name,
-                m.Figure.variable == m.key_of(variable),
                 m.Figure.segment == m.key_of(segment),
                 m.Figure.population == population,
             )
             .order_by(m.Run.as_of)
         )
-        with self._session() as session:
-            return [HistoryPoint(**read_row(row._asdict())) for row in session.execute(query)]
 
     def run_alert_statuses(self, model: str) -> dict[int, list[str]]:
         """The statuses the alerts of each run of ``model`` have, each once, by run id (one

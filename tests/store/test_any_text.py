@@ -82,6 +82,14 @@ def test_a_run_stores_and_reads_back_any_text(store: MetricStore) -> None:
         assert [f.variable for f in found] == [value]
         history = store.history("m", "psi", variable=value, population="current")
         assert [p.run_id for p in history] == [run_id]
+    # every variable's points in one reading, each under its whole text
+    by_variable = store.history_by_variable("m", "psi", population="current")
+    assert by_variable == {
+        t: store.history("m", "psi", variable=t, population="current") for t in TEXTS
+    }
+    assert store.history_by_variable("m", "psi", population="current", until=AS_OF) == by_variable
+    before = AS_OF - dt.timedelta(days=1)
+    assert store.history_by_variable("m", "psi", population="current", until=before) == {}
     keys = store.figure_keys("m")
     assert {("psi", "current", t, "") for t in TEXTS} <= keys
     with store.engine.connect() as connection:
