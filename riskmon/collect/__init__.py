@@ -19,12 +19,7 @@ from sqlalchemy.sql.sqltypes import NullType
 from riskmon.collect import migration, migration_stream, pushdown, stream
 from riskmon.collect.binsql import category_text
 from riskmon.collect.census import census, daily, day_levels, summed
-from riskmon.collect.checks import (
-    check_labels,
-    check_raw_keys,
-    missing_in_bins,
-    overflowing_sum,
-)
+from riskmon.collect.checks import check_cells, overflowing_sum
 from riskmon.collect.daycells import DayCells
 from riskmon.collect.days import DayPlan, merge, split
 from riskmon.collect.engines import PROFILES, EngineProfile, profile_for
@@ -328,10 +323,11 @@ def _column(source: Source, name: str, request: CollectRequest | None = None) ->
 def _validate(
     source: Source, request: CollectRequest, aggregate: Aggregate, invalid_weights: int
 ) -> None:
-    bad_labels = check_labels(aggregate)
-    if bad_labels:
+    score = source.model.columns.score
+    checked = check_cells(request, aggregate, score)
+    if checked.bad_labels:
         raise source.error(
-            f"expected label values 0, 1 or NULL, got {bad_labels[:5]!r}",
+            f"expected label values 0, 1 or NULL, got {checked.bad_labels[:5]!r}",
             column=_column(source, request.label or "label"),
         )
     if invalid_weights and request.weight is not None:
@@ -339,15 +335,15 @@ def _validate(
             f"expected non-negative, non-NULL weights, got {invalid_weights} row(s) without",
             column=_column(source, request.weight),
         )
-    score = source.model.columns.score
     column = _column(source, score)
-    null_scores, not_numbers = check_raw_keys(request, aggregate)
-    if not_numbers:
-        raise source.error(f"expected numeric scores, got {not_numbers[:5]!r}", column=column)
-    null_scores += missing_in_bins(request, aggregate, score)
-    if null_scores:
+    if checked.not_numbers:
         raise source.error(
-            f"expected a score on every loan, got {null_scores} row(s) with NULL", column=column
+            f"expected numeric scores, got {checked.not_numbers[:5]!r}", column=column
+        )
+    if checked.null_scores:
+        raise source.error(
+            f"expected a score on every loan, got {checked.null_scores} row(s) with NULL",
+            column=column,
         )
     invalid_target = max(aggregate.invalid_targets.values(), default=0)
     if request.target is not None and invalid_target:
@@ -363,7 +359,7 @@ def _validate(
             f"NULL or outside",
             column=_column(source, request.pd.column),
         )
-    overflow = overflowing_sum(request, aggregate)
+    overflow = overflowing_sum(request, aggregate, checked.weights)
     if overflow is not None:
         named = overflow.columns[0] if overflow.columns else None
         summed = None if named is None else _column(source, named, request)

@@ -39,15 +39,13 @@ class Overflow:
         )
 
 
-def overflowing_sum(request: CollectRequest, aggregate: Aggregate) -> Overflow | None:
+def overflowing_sum(
+    request: CollectRequest, aggregate: Aggregate, weights: dict[str, float]
+) -> Overflow | None:
     """The first sum over a population's cells (in absolute value) that is not finite: the
-    weights', then the PD sums', then the target moments'; None when all are finite."""
-    if request.weight is not None and request.variables:
-        weights: dict[str, float] = defaultdict(float)
-        first = request.variables[0].name  # every variable counts the same rows
-        for (population, variable, *_), (_, w) in aggregate.cells.items():
-            if variable == first:
-                weights[population] += abs(w)
+    weights' (``weights``, from :func:`check_cells`), then the PD sums', then the target
+    moments'; None when all are finite."""
+    if request.weight is not None:
         for population, total in weights.items():
             if not np.isfinite(total):
                 return Overflow(population, "Σw", (request.weight,))
@@ -98,48 +96,55 @@ def _columns(request: CollectRequest, factors: str) -> tuple[str, ...]:
     return tuple(column for column in named if column)
 
 
-def check_labels(aggregate: Aggregate) -> list[Any]:
-    """Label values other than 0, 1 and NULL that the aggregate rows contain."""
-    bad = {
-        label
-        for (_, _, _, label, _) in aggregate.cells
-        if label is not None and not (_is_number(label) and label in (0, 1))
-    }
-    return sorted(bad, key=repr)
+@dataclass(frozen=True)
+class CellChecks:
+    """What one pass over an aggregate's cells found (:func:`check_cells`)."""
+
+    #: label values other than 0, 1 and NULL
+    bad_labels: list[Any]
+    #: rows whose raw (unbinned) score is NULL, or in the score's missing bin
+    null_scores: int
+    #: raw (unbinned) values that are not numbers
+    not_numbers: list[Any]
+    #: per population, the sum of the weights' absolute values (weighted requests only)
+    weights: dict[str, float]
 
 
-def check_raw_keys(request: CollectRequest, aggregate: Aggregate) -> tuple[int, list[Any]]:
-    """Rows whose raw (unbinned) value is NULL, and values that are not numbers."""
+def check_cells(request: CollectRequest, aggregate: Aggregate, score: str) -> CellChecks:
+    """One pass over the cells: their labels, the raw variables' keys, the rows in the missing
+    bin of the first binned variable of the column ``score`` (every variable of a column sees
+    the same rows) and the weights of the first variable (every variable counts the same
+    rows)."""
     raw = {v.name for v in request.variables if v.binning is None}
-    nulls, bad = 0, set()
-    for (_, variable, _, _, key), (n, _) in aggregate.cells.items():
-        if variable not in raw:
-            continue
-        if key is None:
-            nulls += int(n)
-        elif not _is_number(key):
-            bad.add(key)
-    return nulls, sorted(bad, key=repr)
-
-
-def missing_in_bins(request: CollectRequest, aggregate: Aggregate, column: str) -> int:
-    """Rows in the missing bin of any binned variable read from ``column`` (one variable's
-    count: every variable of a column sees the same rows)."""
     binned = [
         v
         for v in request.variables
-        if v.column == column and v.binning is not None and v.crossed is None
+        if v.column == score and v.binning is not None and v.crossed is None
     ]
-    if not binned:
-        return 0
-    first = binned[0]
-    assert first.binning is not None
-    missing = first.binning.missing_index
-    return sum(
-        int(n)
-        for (_, variable, _, _, key), (n, _) in aggregate.cells.items()
-        if variable == first.name and key == missing
-    )
+    missing_variable = binned[0].name if binned else None
+    missing = binned[0].binning.missing_index if binned and binned[0].binning else None
+    weighted = request.weight is not None and bool(request.variables)
+    first = request.variables[0].name if request.variables else None
+    labels: set[Any] = set()
+    nulls, bad = 0, set()
+    weights: dict[str, float] = defaultdict(float)
+    for (population, variable, _, label, key), (n, w) in aggregate.cells.items():
+        labels.add(label)
+        if variable in raw:
+            if key is None:
+                nulls += int(n)
+            elif not _is_number(key):
+                bad.add(key)
+        elif variable == missing_variable and key == missing:
+            nulls += int(n)
+        if weighted and variable == first:
+            weights[population] += abs(w)
+    bad_labels = [
+        label
+        for label in labels
+        if label is not None and not (_is_number(label) and label in (0, 1))
+    ]
+    return CellChecks(sorted(bad_labels, key=repr), nulls, sorted(bad, key=repr), dict(weights))
 
 
 def _is_number(value: Any) -> bool:

@@ -23,6 +23,8 @@ from riskmon.collect import (
     collect,
     pushdown,
 )
+from riskmon.collect.checks import check_cells
+from riskmon.collect.tables import Aggregate
 from riskmon.errors import SourceError
 from riskmon.metrics import (
     Binning,
@@ -311,6 +313,32 @@ def test_bad_values_name_the_model_and_column(
         with Source(model_config(url)) as source, pytest.raises(Exception, match=message) as info:
             collect(source, request(), strategy=strategy)
         assert "model 'retail_pd'" in str(info.value)
+
+
+def test_one_pass_over_the_cells_finds_each_kind_of_bad_value() -> None:
+    """Labels other than 0/1/NULL, raw scores that are NULL or not numbers, scores in the
+    missing bin and each population's weights, found in one pass (no engine stores a text
+    score in a numeric column, so the not-a-number case is built by hand)."""
+    missing = SCORE_BINS.missing_index
+    aggregate = Aggregate()
+    for key, rows, weight in [
+        (("current", "score", ("web",), None, 0), 3, 1.5),
+        (("current", "score", ("web",), None, missing), 2, -4.0),
+        (("current", "score_values", ("web",), None, 0.25), 3, 1.5),
+        (("current", "score_values", ("web",), None, None), 4, 1.0),
+        (("current", "score_values", ("web",), None, "0.3"), 1, 1.0),
+        (("performance", "score", ("web",), 2, 1), 5, 2.0),
+        (("performance", "score", ("web",), 1, 1), 1, 0.5),
+        (("performance", "income", ("web",), "x", 1), 1, 0.5),
+    ]:
+        aggregate.add(key, rows, weight)
+    found = check_cells(request(), aggregate, "pd_score")
+    assert found.bad_labels == ["x", 2]  # sorted by their repr
+    assert found.null_scores == 4 + 2  # the raw NULLs, and the rows in the score's missing bin
+    assert found.not_numbers == ["0.3"]
+    assert found.weights == {"current": 5.5, "performance": 2.5}  # the first variable's |w|
+    unweighted = check_cells(request(weighted=False), aggregate, "pd_score")
+    assert unweighted.weights == {}
 
 
 def test_the_invalid_weight_count_counts_each_loan_once(database: tuple[str, str]) -> None:
