@@ -272,23 +272,20 @@ class CountTable:
         None, when ``labeled`` is false); ``weight_sum`` may be None for unweighted data.
         Several rows may share a key; they are added up.
         """
-        keys: list[Any] = []
-        is_bad: list[bool] = []
-        counts: list[int] = []
-        weights: list[float] = []
-        for row in rows:
-            key, label, n, w = row
-            if labeled:
-                if label not in (0, 1):  # NaN and infinities compare unequal to both
-                    raise InvalidDataError(f"Expected label values 0 and 1, got {label!r}")
-                is_bad.append(bool(label == 1))
-            keys.append(key)
-            counts.append(int(n))
-            weights.append(float(n) if w is None else float(w))
+        # the rows' columns at once (a table of a score's distinct values has thousands)
+        keys, row_labels, counts, weights = _columns_of(rows)
         n_arr = np.asarray(counts, dtype=np.int64)
+        if None in weights:  # unweighted rows weigh their count
+            weights = tuple(n if w is None else w for n, w in zip(counts, weights, strict=True))
         w_arr = check_weights(np.asarray(weights, dtype=np.float64), n_arr.size, name="weight_sum")
         assert w_arr is not None
-        bad_mask = np.asarray(is_bad, dtype=bool) if labeled else None
+        bad_mask = None
+        if labeled:
+            if any(label not in (0, 1) for label in set(row_labels)):
+                # NaN and infinities compare unequal to both; the first such row is named
+                label = next(label for label in row_labels if label not in (0, 1))
+                raise InvalidDataError(f"Expected label values 0 and 1, got {label!r}")
+            bad_mask = np.asarray(row_labels, dtype=np.float64) == 1.0
         if binning is not None:
             idx = np.asarray(keys, dtype=np.intp)
             k = binning.n_bins
@@ -366,3 +363,14 @@ class CountTable:
             data["bads"] = self.bads
             data["goods"] = self.goods
         return pd.DataFrame(data)
+
+
+def _columns_of(
+    rows: Iterable[Sequence[Any]],
+) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]]:
+    """The keys, labels, row counts and weights of ``(key, label, rows, weight)`` rows."""
+    columns = tuple(zip(*rows, strict=True))
+    if not columns:
+        return (), (), (), ()
+    keys, labels, counts, weights = columns
+    return keys, labels, counts, weights

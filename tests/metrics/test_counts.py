@@ -96,6 +96,30 @@ def test_unlabeled_rows_ignore_labels():
     assert t.total.tolist() == [4.0, 4.0, 0.0, 0.0]
 
 
+def test_rows_of_any_numeric_types_count_as_python_numbers_would() -> None:
+    """Labels and counts as a driver may return them (Decimal, numpy, bool), weights missing on
+    some rows only; a label that is not 0 or 1 is named as the first such row holds it."""
+    from decimal import Decimal
+
+    t = CountTable.from_rows(
+        [
+            (0.25, Decimal("1"), Decimal("3"), None),
+            (0.25, np.int64(0), np.int64(2), 1.5),
+            (0.75, True, 1, Decimal("2.5")),
+            (0.75, 0.0, 4.0, None),
+        ]
+    )
+    assert t.n_total.tolist() == [5, 5]
+    assert t.total.tolist() == [4.5, 6.5]
+    assert t.n_bads.tolist() == [3, 1]
+    assert t.bads.tolist() == [3.0, 2.5]
+    with pytest.raises(InvalidDataError, match=r"got nan"):
+        CountTable.from_rows([(0.5, 1, 1, None), (0.5, float("nan"), 1, None), (0.6, 2, 1, None)])
+    empty = CountTable.from_rows([])
+    assert empty.n_total.tolist() == []
+    assert empty.n_bads.tolist() == []
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [
