@@ -123,8 +123,8 @@ def check_cells(request: CollectRequest, aggregate: Aggregate, score: str) -> Ce
     ]
     missing_variable = binned[0].name if binned else None
     missing = binned[0].binning.missing_index if binned and binned[0].binning else None
-    weighted = request.weight is not None and bool(request.variables)
-    first = request.variables[0].name if request.variables else None
+    # every variable counts the same rows: the first one's weights are the population's
+    first = request.variables[0].name if request.weight is not None and request.variables else None
     labels: set[Any] = set()
     nulls, bad = 0, set()
     weights: dict[str, float] = defaultdict(float)
@@ -137,7 +137,7 @@ def check_cells(request: CollectRequest, aggregate: Aggregate, score: str) -> Ce
                 bad.add(key)
         elif variable == missing_variable and key == missing:
             nulls += int(n)
-        if weighted and variable == first:
+        if variable == first:
             weights[population] += abs(w)
     bad_labels = [
         label
