@@ -17,6 +17,7 @@ from sqlalchemy import Connection, FromClause, func, select
 from sqlalchemy.sql.sqltypes import NullType
 
 from riskmon.collect import migration, migration_stream, pushdown, stream
+from riskmon.collect.aggregate import Aggregate
 from riskmon.collect.binsql import category_text
 from riskmon.collect.census import census, daily, day_levels, summed
 from riskmon.collect.checks import check_cells, overflowing_sum
@@ -36,7 +37,7 @@ from riskmon.collect.selection import (
     usable_rows,
 )
 from riskmon.collect.source import Source, SourceColumn, required_columns
-from riskmon.collect.tables import Aggregate, CollectedTables, PopulationCounts, assemble
+from riskmon.collect.tables import CollectedTables, PopulationCounts, assemble
 from riskmon.collect.vintages import VintageRequest
 from riskmon.collect.vintages import run as vintage_pass
 from riskmon.errors import SourceError
@@ -114,7 +115,7 @@ def collect(
     fresh: dict[tuple[str, dt.date], DayCells] = {}
     if days is not None:
         fresh = split(aggregate, excluded, read.populations, invalid_pd, day_census, days.prints)
-        merged, excluded = merge(request.populations, {**days.stored, **fresh})
+        merged, excluded = merge(request, {**days.stored, **fresh})
         levels |= summed(request, {**days.stored, **fresh})
         if request.pd is not None and request.pd.strict:  # any fails the collect: as read
             merged.invalid_pds = aggregate.invalid_pds

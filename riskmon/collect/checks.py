@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from riskmon.collect.aggregate import Aggregate
 from riskmon.collect.request import CollectRequest
-from riskmon.collect.tables import Aggregate
 from riskmon.metrics import PD_SUMS, TARGET_MOMENTS, WEIGHTED_PD_SUMS, WEIGHTED_TARGET_MOMENTS
 
 #: the largest finite double: a sum beyond it is infinite, and the figures built on it NaN
@@ -139,6 +139,12 @@ def check_cells(request: CollectRequest, aggregate: Aggregate, score: str) -> Ce
             nulls += int(n)
         if variable == first:
             weights[population] += abs(w)
+    for (population, variable, _, label), block in aggregate.blocks.items():
+        labels.add(label)  # a block's keys are numbers (``Aggregate.blocks``), never NULL
+        if variable == missing_variable and missing is not None:
+            nulls += int(np.sum(np.asarray(block.rows)[np.asarray(block.keys) == missing]))
+        if variable == first:
+            weights[population] += float(np.sum(np.abs(block.weights)))
     bad_labels = [
         label
         for label in labels

@@ -140,8 +140,9 @@ class DayCells:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> DayCells:
         excluded = data.get("exclusions")
+        # in arrays where the keys are numbers: a window's days add up on numpy (:func:`add_up`)
         cells = {
-            _untag_group(variable, segments, label): Column.from_json(keys, rows, weights)
+            _untag_group(variable, segments, label): Column.from_json(keys, rows, weights).packed()
             for variable, segments, label, keys, rows, weights in data["cells"]
         }
         return cls(
@@ -161,30 +162,36 @@ class DayCells:
 def add_up(columns: Sequence[Column]) -> list[tuple[Any, int, float]]:
     """One group's keys over ``columns`` (its cells of many days), each once, with its rows
     and weight added up in the order of ``columns``. Integer or float keys (bins, a score's
-    values) are added on numpy; any other keys one by one, as equal keys of a ``dict``."""
-    columns = [c for c in columns if len(c.keys)]
-    arrays = [_numeric(c.keys) for c in columns]
-    kinds = {a.dtype for a in arrays if a is not None}
-    if not columns or any(a is None for a in arrays) or len(kinds) != 1:
+    values) are added on numpy (:func:`add_up_column`); any other keys one by one, as equal
+    keys of a ``dict``."""
+    summed = add_up_column(columns)
+    if summed is None:
         out: dict[Any, list[Any]] = {}
         for column in columns:
             sum_counts(out, *column.lists())
         return [(key, int(n), float(w)) for key, (n, w) in out.items()]
+    return list(zip(*summed.lists(), strict=True))
+
+
+def add_up_column(columns: Sequence[Column]) -> Column | None:
+    """:func:`add_up` in arrays: the group's distinct keys in ascending order (int64 or
+    float64), their rows (int64) and weights (float64) added up in the order of ``columns``;
+    None where the keys are not all integers or all floats (NaN, text, dates, NULL)."""
+    columns = [c for c in columns if len(c.keys)]
+    arrays = [_numeric(c.keys) for c in columns]
+    kinds = {a.dtype for a in arrays if a is not None}
+    if not columns:
+        return Column(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float64))
+    if any(a is None for a in arrays) or len(kinds) != 1:
+        return None
     values = np.concatenate([a for a in arrays if a is not None])
-    rows = np.concatenate([np.asarray(c.rows, dtype=np.float64) for c in columns])
-    weights = np.concatenate([np.asarray(c.weights, dtype=np.float64) for c in columns])
+    rows = np.concatenate([np.asarray(c.rows) for c in columns]).astype(np.float64)
+    weights = np.concatenate([np.asarray(c.weights) for c in columns]).astype(np.float64)
     unique, inverse = np.unique(values, return_inverse=True)
     size = unique.size
     total_rows = np.bincount(inverse, weights=rows, minlength=size)
     total_weights = np.bincount(inverse, weights=weights, minlength=size)
-    return list(
-        zip(
-            unique.tolist(),
-            total_rows.astype(np.int64).tolist(),
-            total_weights.tolist(),
-            strict=True,
-        )
-    )
+    return Column(unique, total_rows.astype(np.int64), total_weights)
 
 
 _INTS = frozenset({int, np.int64})

@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from riskmon.collect.daycells import CellKey, Column, DayCells, Group, add_up
+from riskmon.collect.aggregate import Aggregate, Key
+from riskmon.collect.daycells import CellKey, Column, DayCells, Group, add_up, add_up_column
 from riskmon.collect.request import CollectRequest, Population
-from riskmon.collect.tables import Aggregate, Key
 from riskmon.plan import ONE_DAY, DateWindow
 from riskmon.records import Exclusions, LevelCount
 
@@ -163,14 +163,19 @@ def split(
 
 
 def merge(
-    populations: Sequence[Population], days: Mapping[tuple[str, dt.date], DayCells]
+    request: CollectRequest, days: Mapping[tuple[str, dt.date], DayCells]
 ) -> tuple[Aggregate, dict[str, Exclusions]]:
-    """The aggregate and exclusions of ``populations``, summed from their days' cells (every
-    day of every window must be in ``days``); the invalid PDs of all days under the key ``""``
-    (as the PD sums count them: over every population)."""
+    """The aggregate and exclusions of ``request``'s populations, summed from their days'
+    cells (every day of every window must be in ``days``); the invalid PDs of all days under
+    the key ``""`` (as the PD sums count them: over every population).
+
+    A variable without PD sums or moments whose keys are all numbers (bins, a score's values)
+    is held in :attr:`Aggregate.blocks`, a column of keys per segment and label, as summed;
+    any other cell by cell."""
     aggregate = Aggregate()
     excluded: dict[str, Exclusions] = {}
-    for population in populations:
+    in_blocks = {v.name for v in request.variables if not (v.sums or v.moments)}
+    for population in request.populations:
         name = population.name
         groups: dict[Group, list[Column]] = {}
         for day in days_of(population.window):
@@ -187,14 +192,20 @@ def merge(
                     held[full] = array if before is None else before + array
             if cell.exclusions is not None:
                 excluded[name] = _add(excluded.get(name), cell.exclusions)
+        summed = {group: add_up_column(columns) for group, columns in groups.items()}
+        # a variable is in blocks or in cells as a whole (a group of it not numbers: cells)
+        blocks = in_blocks - {variable for (variable, _, _), s in summed.items() if s is None}
         for (variable, segments, label), columns in groups.items():
             kept = aggregate.segment(segments)  # the one tuple of the segment's cells
-            summed = add_up(columns)
-            aggregate.add_cells(
-                [(name, variable, kept, label, key) for key, _, _ in summed],
-                [n for _, n, _ in summed],
-                [w for _, _, w in summed],
-            )
+            total = summed[(variable, segments, label)]
+            if total is not None and variable in blocks:
+                if len(total.keys):
+                    aggregate.blocks[(name, variable, kept, label)] = total
+                continue
+            if total is None:  # keys of other kinds, added up one by one
+                total = Column(*(list(values) for values in zip(*add_up(columns), strict=True)))
+            keys, rows, weights = total.lists()
+            aggregate.add_cells([(name, variable, kept, label, key) for key in keys], rows, weights)
     return aggregate, excluded
 
 

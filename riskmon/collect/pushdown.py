@@ -52,12 +52,12 @@ from sqlalchemy import (
     union_all,
 )
 
+from riskmon.collect.aggregate import Aggregate
 from riskmon.collect.binsql import bin_expression, category_text
 from riskmon.collect.census import LevelTally
 from riskmon.collect.engines import EngineProfile
 from riskmon.collect.request import CollectRequest, Variable
 from riskmon.collect.selection import CellSums, QueryColumns, statement_groups
-from riskmon.collect.tables import Aggregate
 
 Shape = Literal["packed", "grouping_sets", "union_all", "per_variable"]
 SHAPES: tuple[Shape, ...] = ("packed", "grouping_sets", "union_all", "per_variable")

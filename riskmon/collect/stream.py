@@ -17,12 +17,12 @@ import numpy.typing as npt
 import pandas as pd
 from sqlalchemy import ColumnElement, Connection, FromClause, select
 
+from riskmon.collect.aggregate import Aggregate
 from riskmon.collect.binsql import category_text
 from riskmon.collect.deadline import progressed
 from riskmon.collect.moments import moment_terms, numeric_target
 from riskmon.collect.request import CollectRequest, ColumnDataError, Variable
 from riskmon.collect.selection import QueryColumns, statement_groups
-from riskmon.collect.tables import Aggregate
 from riskmon.errors import InvalidDataError
 
 #: rows per chunk; a chunk arrives as Python objects, far more than 8 bytes a value (peak RSS

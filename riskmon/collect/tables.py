@@ -12,17 +12,19 @@ Segments: every segment column is reported on its own, as ``"column=value"`` (a 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from riskmon.collect.aggregate import Aggregate, BlockKey, Key
 from riskmon.collect.compact import CountTables
-from riskmon.collect.daycells import Column, sum_counts
+from riskmon.collect.daycells import Column
 from riskmon.collect.migration_tables import MigrationTables
 from riskmon.collect.request import CollectRequest, Variable
+from riskmon.errors import InvalidDataError
 from riskmon.metrics import (
     CountTable,
     PdTable,
@@ -31,122 +33,6 @@ from riskmon.metrics import (
 )
 from riskmon.plan import DateWindow
 from riskmon.records import ALL, Exclusions, LevelCensus
-
-#: (population, variable, segment values, label, key) -> [rows, weight]
-Key = tuple[str, str, tuple[Any, ...], Any, Any]
-
-
-@dataclass
-class Aggregate:
-    """Aggregate rows, summed over however many chunks or queries produced them."""
-
-    cells: dict[Key, list[float]] = field(default_factory=lambda: defaultdict(lambda: [0, 0.0]))
-    #: the PD sums of the cells of ``sums`` variables (see :data:`~riskmon.metrics.PD_SUMS`)
-    sums: dict[Key, npt.NDArray[np.float64]] = field(default_factory=dict)
-    #: per ``sums`` variable: rows whose PD was NULL or outside [0, 1]
-    invalid_pds: dict[str, int] = field(default_factory=dict)
-    #: the target's moments of the cells of ``moments`` variables (:data:`TARGET_MOMENTS`)
-    moments: dict[Key, npt.NDArray[np.float64]] = field(default_factory=dict)
-    #: per ``moments`` variable: rows whose realised target was NaN or infinite
-    invalid_targets: dict[str, int] = field(default_factory=dict)
-    #: the census of each variable whose levels the rows gave (:class:`~.census.LevelTally`)
-    levels: dict[str, LevelCensus] = field(default_factory=dict)
-
-    #: a pass by day's raw variables (:meth:`reading`): a column per day, segment and label
-    columnar: frozenset[str] = frozenset()
-    columns: dict[tuple[str, str, tuple[Any, ...], Any], Column] = field(default_factory=dict)
-    #: each distinct segment values' tuple, shared by every cell of the segment
-    _segments: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
-
-    @classmethod
-    def reading(cls, request: CollectRequest) -> Aggregate:
-        """The aggregate of ``request``'s rows: by day, its raw variables held in columns (a
-        ``GROUP BY`` returns each of their keys once; about a key a loan or two)."""
-        raw = [v.name for v in request.variables if not (v.binning or v.sums or v.moments)]
-        return cls(columnar=frozenset(raw if request.by_day else ()))
-
-    def add(
-        self, key: Key, rows: int, weight: float | None, sums: Any = None, moments: Any = None
-    ) -> None:
-        if key[1] in self.columnar:
-            population, variable, values, label, value = key
-            group = (population, variable, self.segment(values), label)
-            if (column := self.columns.get(group)) is None:
-                column = self.columns[group] = Column()
-            column.append(value, int(rows), float(rows if weight is None else weight))
-            return
-        cell = self.cells.get(key)
-        if cell is None:  # a new cell: kept under its segment's one tuple (and one string)
-            population, variable, values, label, bin_key = key
-            key = (population, variable, self.segment(values), label, bin_key)
-            self.cells[key] = [int(rows), float(rows if weight is None else weight)]
-        else:
-            cell[0] += int(rows)
-            cell[1] += float(rows if weight is None else weight)
-        if sums is not None:
-            _accumulate(self.sums, key, sums)
-        if moments is not None:
-            _accumulate(self.moments, key, moments)
-
-    def segment(self, values: tuple[Any, ...]) -> tuple[Any, ...]:
-        """The one tuple every cell of the segment ``values`` is kept under."""
-        return self._segments.setdefault(values, values)
-
-    def add_cells(
-        self,
-        keys: list[Key],
-        rows: list[int],
-        weights: list[float] | None,
-        sums: npt.NDArray[Any] | None = None,
-        moments: npt.NDArray[Any] | None = None,
-    ) -> None:
-        """:meth:`add` of many cells at once: ``keys`` (their segment values already held by
-        :meth:`segment`), their ``rows`` and ``weights`` (None: a weight a row), and their PD
-        sums and target moments as one row each of ``sums`` and ``moments``."""
-        sum_counts(self.cells, keys, rows, [float(n) for n in rows] if weights is None else weights)
-        for held, values in ((self.sums, sums), (self.moments, moments)):
-            if values is None:
-                continue
-            for key, row in zip(keys, values, strict=True):
-                before = held.get(key)
-                held[key] = row.copy() if before is None else before + row
-
-    def add_all(self, other: Aggregate) -> None:
-        """Add every cell of ``other`` (and its invalid PDs and targets); where this one holds
-        none of its cells (the score's raw values of a window: about a key a loan), they are
-        copied at once."""
-        cells = self.cells
-        if cells.keys().isdisjoint(other.cells.keys()):
-            cells.update((key, [n, w]) for key, (n, w) in other.cells.items())
-            for mine, theirs in ((self.sums, other.sums), (self.moments, other.moments)):
-                mine.update((k, np.array(v, dtype=np.float64)) for k, v in theirs.items())
-        else:
-            for key, (n, w) in other.cells.items():
-                self.add(key, int(n), w, other.sums.get(key), other.moments.get(key))
-        for held, more in (
-            (self.invalid_pds, other.invalid_pds),
-            (self.invalid_targets, other.invalid_targets),
-        ):
-            for name, n in more.items():
-                held[name] = held.get(name, 0) + n
-
-    def count_invalid_pd(self, variable: str, rows: Any) -> None:
-        self.invalid_pds[variable] = self.invalid_pds.get(variable, 0) + int(rows or 0)
-
-    def count_invalid_target(self, variable: str, rows: Any) -> None:
-        self.invalid_targets[variable] = self.invalid_targets.get(variable, 0) + int(rows or 0)
-
-    @property
-    def invalid_pd(self) -> int:
-        """Rows whose PD was NULL or outside [0, 1] (every ``sums`` variable sees them all)."""
-        return max(self.invalid_pds.values(), default=0)
-
-
-def _accumulate(held: dict[Key, npt.NDArray[np.float64]], key: Key, values: Any) -> None:
-    """Add a cell's sums into ``held`` (a NULL sum, of no rows, as 0)."""
-    array = np.asarray([0.0 if v is None else float(v) for v in values])
-    before = held.get(key)
-    held[key] = array if before is None else before + array
 
 
 def segment_key(column: str, value: Any) -> str:
@@ -260,6 +146,10 @@ def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
                 counts[(population, segment)] = PopulationCounts(n_all, n_unlabeled)
         del rows
         _let_go(aggregate, cell_keys, request.variable(variable))
+    for key, table, n_all, n_unlabeled in _block_tables(request, aggregate, binnings, rollups):
+        tables[key] = table
+        if key[1] == first_variable:
+            counts[(key[0], key[2])] = PopulationCounts(n_all, n_unlabeled)
     # a population with no rows still gets its (empty) tables, so a run can say "no loans"
     for empty in request.populations:
         if (empty.name, ALL) in counts:
@@ -313,9 +203,7 @@ def _segment_rows(
     for cell_key in cell_keys:
         population, variable, segment_values, label, key = cell_key
         n, w = aggregate.cells[cell_key]
-        segments = rollups.get(segment_values)
-        if segments is None:
-            segments = rollups[segment_values] = list(_rollups(request, segment_values))
+        segments = _segments_of(request, rollups, segment_values)
         row = (key, label, int(n), w)
         cell_sums = aggregate.sums.get(cell_key)
         cell_moments = aggregate.moments.get(cell_key)
@@ -335,6 +223,63 @@ def _segment_rows(
             for segment in segments:
                 sums.moments[(population, variable, segment)].append(moments)
     return rows
+
+
+def _segments_of(
+    request: CollectRequest, rollups: dict[tuple[Any, ...], list[str]], values: tuple[Any, ...]
+) -> list[str]:
+    """The segments a cell of the segment columns' ``values`` counts in (held in ``rollups``)."""
+    segments = rollups.get(values)
+    if segments is None:
+        segments = rollups[values] = list(_rollups(request, values))
+    return segments
+
+
+def _block_tables(
+    request: CollectRequest,
+    aggregate: Aggregate,
+    binnings: Mapping[str, Any],
+    rollups: dict[tuple[Any, ...], list[str]],
+) -> Iterator[tuple[tuple[str, str, str], CountTable, int, int]]:
+    """The count table of each population's variable and segment held in blocks, with the
+    loans it counted and those of them without a label; each block is taken out of
+    ``aggregate`` once its variable's tables are made."""
+    labeled = {p.name: p.labeled for p in request.populations}
+    by_variable: dict[tuple[str, str], list[BlockKey]] = defaultdict(list)
+    for block_key in aggregate.blocks:
+        by_variable[(block_key[0], block_key[1])].append(block_key)
+    for (population, variable), block_keys in by_variable.items():
+        parts: dict[str, list[tuple[Any, Column]]] = defaultdict(list)
+        for block_key in block_keys:
+            block = aggregate.blocks.pop(block_key)
+            for segment in _segments_of(request, rollups, block_key[2]):
+                parts[segment].append((block_key[3], block))
+        is_labeled = labeled[population]
+        for segment, blocks in parts.items():
+            counted = [(lb, b) for lb, b in blocks if lb is not None] if is_labeled else blocks
+            if is_labeled and any(lb not in (0, 1) for lb, _ in counted):
+                label = next(lb for lb, _ in counted if lb not in (0, 1))
+                raise InvalidDataError(f"Expected label values 0 and 1, got {label!r}")
+            columns = [b for _, b in counted]
+            bads = None
+            if is_labeled:
+                is_bad = np.array([_label(lb) == 1 for lb, _ in counted], dtype=bool)
+                bads = np.repeat(is_bad, [len(b.keys) for b in columns])
+            table = CountTable.from_arrays(
+                _joined([b.keys for b in columns], np.int64),
+                _joined([b.rows for b in columns], np.int64),
+                _joined([b.weights for b in columns], np.float64),
+                bads,
+                binning=binnings[variable],
+            )
+            n_all = sum(int(np.sum(b.rows)) for _, b in blocks)
+            n_unlabeled = sum(int(np.sum(b.rows)) for lb, b in blocks if lb is None)
+            yield (population, variable, segment), table, n_all, n_unlabeled
+
+
+def _joined(arrays: list[Any], dtype: type[np.generic]) -> npt.NDArray[Any]:
+    """``arrays`` end to end (none: an empty array of ``dtype``)."""
+    return np.concatenate(arrays) if arrays else np.empty(0, dtype)
 
 
 def _pd_tables(

@@ -274,11 +274,8 @@ class CountTable:
         """
         # the rows' columns at once (a table of a score's distinct values has thousands)
         keys, row_labels, counts, weights = _columns_of(rows)
-        n_arr = np.asarray(counts, dtype=np.int64)
         if None in weights:  # unweighted rows weigh their count
             weights = tuple(n if w is None else w for n, w in zip(counts, weights, strict=True))
-        w_arr = check_weights(np.asarray(weights, dtype=np.float64), n_arr.size, name="weight_sum")
-        assert w_arr is not None
         bad_mask = None
         if labeled:
             if any(label not in (0, 1) for label in set(row_labels)):
@@ -286,30 +283,45 @@ class CountTable:
                 label = next(label for label in row_labels if label not in (0, 1))
                 raise InvalidDataError(f"Expected label values 0 and 1, got {label!r}")
             bad_mask = np.asarray(row_labels, dtype=np.float64) == 1.0
+        return cls.from_arrays(keys, counts, weights, bad_mask, binning=binning)
+
+    @classmethod
+    def from_arrays(
+        cls, keys: Any, counts: Any, weights: Any, bads: Any, *, binning: Binning | None = None
+    ) -> CountTable:
+        """A table from cells in columns: each cell's ``keys`` (a bin index when ``binning``
+        is given, else a score value), row ``counts`` and ``weights``, and ``bads``, a boolean
+        mask of the cells of label 1 (None: an unlabeled table). Cells may share a key."""
+        n_arr = np.asarray(counts, dtype=np.int64)
+        w_arr = check_weights(np.asarray(weights, dtype=np.float64), n_arr.size, name="weight_sum")
+        assert w_arr is not None
+        bad_mask = None if bads is None else np.asarray(bads, dtype=bool)
         if binning is not None:
             idx = np.asarray(keys, dtype=np.intp)
             k = binning.n_bins
             if idx.size and (idx.min() < 0 or idx.max() >= k):
+                found = keys.tolist() if isinstance(keys, np.ndarray) else keys
                 raise InvalidDataError(
-                    f"Expected bin indices in [0, {k}), got {sorted(set(keys))!r}"
+                    f"Expected bin indices in [0, {k}), got {sorted(set(found))!r}"
                 )
             labels: Sequence[str] = binning.labels
             inverse, values = idx, None
         else:
-            scores = check_scores(np.asarray(keys, dtype=object), name="score")
+            as_array = keys if isinstance(keys, np.ndarray) else np.asarray(keys, dtype=object)
+            scores = check_scores(as_array, name="score")
             uniq, inverse = np.unique(scores, return_inverse=True)
             k, values, labels = uniq.size, uniq, ScoreLabels(uniq)
         n_total = np.bincount(inverse, weights=n_arr, minlength=k)
         total = np.bincount(inverse, weights=w_arr, minlength=k)
-        bads = n_bads = None
+        bads_w = n_bads = None
         if bad_mask is not None:
             n_bads = np.bincount(inverse[bad_mask], weights=n_arr[bad_mask], minlength=k)
-            bads = np.bincount(inverse[bad_mask], weights=w_arr[bad_mask], minlength=k)
+            bads_w = np.bincount(inverse[bad_mask], weights=w_arr[bad_mask], minlength=k)
         return cls(
             labels=labels,
             total=_as_float(total),
             n_total=_as_int(np.rint(n_total)),
-            bads=None if bads is None else _as_float(bads),
+            bads=None if bads_w is None else _as_float(bads_w),
             n_bads=None if n_bads is None else _as_int(np.rint(n_bads)),
             values=values,
             binning=binning,

@@ -23,8 +23,8 @@ from riskmon.collect import (
     collect,
     pushdown,
 )
+from riskmon.collect.aggregate import Aggregate
 from riskmon.collect.checks import check_cells
-from riskmon.collect.tables import Aggregate
 from riskmon.errors import SourceError
 from riskmon.metrics import (
     Binning,

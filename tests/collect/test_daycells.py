@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from riskmon.collect import daycells
-from riskmon.collect.daycells import Column, DayCells, add_up
+from riskmon.collect.daycells import Column, DayCells, add_up, add_up_column
 
 
 def _by_dict(days: list[list[tuple[Any, int, float]]]) -> dict[Any, tuple[int, float]]:
@@ -72,6 +72,33 @@ def test_add_up_adds_each_key_as_a_dict_would(days: list[list[tuple[Any, int, fl
     }
     for key, n, _ in out:
         assert type(n) is int, key
+
+
+@settings(max_examples=100)
+@given(
+    days=st.one_of(
+        _cells(st.integers(-5, 40)),
+        _cells(st.floats(allow_nan=False, allow_infinity=True)),
+        _cells(st.one_of(st.integers(0, 3), st.floats(0, 1))),
+        _cells(st.sampled_from([0.1, float("nan")])),
+    )
+)
+def test_add_up_column_holds_the_keys_in_order_or_says_it_cannot(
+    days: list[list[tuple[Any, int, float]]],
+) -> None:
+    """In arrays: each key once, ascending, with add_up's rows and weights; None where the
+    keys are not all integers or all floats (a NaN, an integer among floats)."""
+    columns = _columns(days)
+    summed = add_up_column(columns)
+    keys = [k for day in days for k, _, _ in day]
+    numbers = all(type(k) is int for k in keys) or all(type(k) is float and k == k for k in keys)
+    assert (summed is not None) == numbers
+    if summed is None:
+        return
+    assert isinstance(summed.keys, np.ndarray)
+    assert np.asarray(summed.rows).dtype == np.int64
+    assert np.all(np.diff(summed.keys) > 0)
+    assert list(zip(*summed.lists(), strict=True)) == sorted(add_up(columns))
 
 
 def _identity(key: Any) -> Any:
