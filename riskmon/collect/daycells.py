@@ -166,11 +166,16 @@ def add_up(columns: Sequence[Column]) -> list[tuple[Any, int, float]]:
     keys of a ``dict``."""
     summed = add_up_column(columns)
     if summed is None:
-        out: dict[Any, list[Any]] = {}
-        for column in columns:
-            sum_counts(out, *column.lists())
-        return [(key, int(n), float(w)) for key, (n, w) in out.items()]
+        return add_up_by_key(columns)
     return list(zip(*summed.lists(), strict=True))
+
+
+def add_up_by_key(columns: Sequence[Column]) -> list[tuple[Any, int, float]]:
+    """:func:`add_up` one key at a time, as equal keys of a ``dict`` (keys of any kind)."""
+    out: dict[Any, list[Any]] = {}
+    for column in columns:
+        sum_counts(out, *column.lists())
+    return [(key, int(n), float(w)) for key, (n, w) in out.items()]
 
 
 def add_up_column(columns: Sequence[Column]) -> Column | None:

@@ -31,7 +31,14 @@ from typing import Any
 import numpy as np
 
 from riskmon.collect.aggregate import Aggregate, Key
-from riskmon.collect.daycells import CellKey, Column, DayCells, Group, add_up, add_up_column
+from riskmon.collect.daycells import (
+    CellKey,
+    Column,
+    DayCells,
+    Group,
+    add_up_by_key,
+    add_up_column,
+)
 from riskmon.collect.request import CollectRequest, Population
 from riskmon.plan import ONE_DAY, DateWindow
 from riskmon.records import Exclusions, LevelCount
@@ -203,8 +210,9 @@ def merge(
                     aggregate.blocks[(name, variable, kept, label)] = total
                 continue
             if total is None:  # keys of other kinds, added up one by one
-                total = Column(*(list(values) for values in zip(*add_up(columns), strict=True)))
-            keys, rows, weights = total.lists()
+                keys, rows, weights = (list(c) for c in zip(*add_up_by_key(columns), strict=True))
+            else:
+                keys, rows, weights = total.lists()
             aggregate.add_cells([(name, variable, kept, label, key) for key in keys], rows, weights)
     return aggregate, excluded
 

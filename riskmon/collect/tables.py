@@ -146,7 +146,8 @@ def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
                 counts[(population, segment)] = PopulationCounts(n_all, n_unlabeled)
         del rows
         _let_go(aggregate, cell_keys, request.variable(variable))
-    for key, table, n_all, n_unlabeled in _block_tables(request, aggregate, binnings, rollups):
+    blocks = _block_tables(request, aggregate, labeled, binnings, rollups)
+    for key, table, n_all, n_unlabeled in blocks:
         tables[key] = table
         if key[1] == first_variable:
             counts[(key[0], key[2])] = PopulationCounts(n_all, n_unlabeled)
@@ -238,13 +239,13 @@ def _segments_of(
 def _block_tables(
     request: CollectRequest,
     aggregate: Aggregate,
+    labeled: Mapping[str, bool],
     binnings: Mapping[str, Any],
     rollups: dict[tuple[Any, ...], list[str]],
 ) -> Iterator[tuple[tuple[str, str, str], CountTable, int, int]]:
     """The count table of each population's variable and segment held in blocks, with the
     loans it counted and those of them without a label; each block is taken out of
     ``aggregate`` once its variable's tables are made."""
-    labeled = {p.name: p.labeled for p in request.populations}
     by_variable: dict[tuple[str, str], list[BlockKey]] = defaultdict(list)
     for block_key in aggregate.blocks:
         by_variable[(block_key[0], block_key[1])].append(block_key)
