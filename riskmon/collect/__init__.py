@@ -16,7 +16,7 @@ from typing import Literal
 from sqlalchemy import Connection, FromClause, func, select
 from sqlalchemy.sql.sqltypes import NullType
 
-from riskmon.collect import migration, migration_stream, pushdown, stream
+from riskmon.collect import grouped, migration, migration_stream, stream
 from riskmon.collect.aggregate import Aggregate
 from riskmon.collect.binsql import category_text
 from riskmon.collect.census import census, daily, day_levels, summed
@@ -167,7 +167,7 @@ def _aggregate(
     assert chosen != "auto"
     if source.profile.text_in_numbers:
         _refuse_text(source, connection, loans, read)
-    return pushdown.run(connection, loans, read, chosen, source.profile)
+    return grouped.run(connection, loans, read, chosen, source.profile)
 
 
 def _refuse_non_finite(

@@ -58,7 +58,10 @@ def exclusions(
         if engine.enforces_keys and keyed_by(loans, (request.id, request.score_date)):
             continue  # the table's key rules repeats out
         with engine.per_loan(connection):
-            repeated = connection.execute(duplicate_counts(cols, loans.c[request.id])).all()
+            statement = duplicate_counts(
+                cols, loans.c[request.id], side_by_side=engine.union_in_parallel
+            )
+            repeated = connection.execute(statement).all()
         for code, n in repeated:
             name = cols.population_name(code)
             out[name] = replace(out[name], duplicates=int(n or 0))

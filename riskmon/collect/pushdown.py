@@ -23,8 +23,8 @@ names its default (see ``benchmarks/collect.md`` for the measurements behind the
 - ``per_variable``: one statement per variable.
 
 The statements run after the profile's :meth:`~riskmon.collect.engines.EngineProfile.tune`
-(PostgreSQL: planner settings local to the read-only transaction, see
-:data:`~riskmon.collect.engines.POSTGRESQL_SETTINGS`).
+(PostgreSQL: planner settings local to the read-only transaction); :mod:`.grouped` adds up
+their rows.
 
 Windows that overlap (a backtest whose baseline overlaps the current window) are read by
 separate statements, so that a loan counts in every population whose window holds it.
@@ -32,14 +32,12 @@ separate statements, so that a loan counts in every population whose window hold
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import Any, Literal
 
 from sqlalchemy import (
     ColumnElement,
-    Connection,
     FromClause,
     Integer,
     Select,
@@ -52,9 +50,7 @@ from sqlalchemy import (
     union_all,
 )
 
-from riskmon.collect.aggregate import Aggregate
 from riskmon.collect.binsql import bin_expression, category_text
-from riskmon.collect.census import LevelTally
 from riskmon.collect.engines import EngineProfile
 from riskmon.collect.request import CollectRequest, Variable
 from riskmon.collect.selection import CellSums, QueryColumns, statement_groups
@@ -67,10 +63,6 @@ SHAPES: tuple[Shape, ...] = ("packed", "grouping_sets", "union_all", "per_variab
 #: unseen bins) make 1,728; four would make 20,736, and their larger hash tables cost more
 #: than the scan they save (benchmarks/collect.md)
 PACK_CELLS = 2_000
-
-#: rows fetched from a statement's result at a time: one driver call a batch (psycopg's
-#: ``fetchone`` cost about 5 us a row, a third of a nightly run's Python time)
-FETCH_ROWS = 10_000
 
 
 def packs(variables: Sequence[Variable], max_cells: int | None = None) -> list[list[Variable]]:
@@ -100,11 +92,11 @@ def _key(
     cols: QueryColumns, variable: Variable, *, raw_categories: bool = False
 ) -> ColumnElement[Any]:
     """What a variable is grouped on: its bin, or its raw value (no binning), or with
-    ``raw_categories`` a categorical column's text (binned later; see :func:`_by_text`)."""
+    ``raw_categories`` a categorical column's text (binned later; see :func:`by_text`)."""
     column = cols.column(variable)
     if variable.binning is None:
         return column
-    if _by_text(variable, raw_categories):
+    if by_text(variable, raw_categories):
         return category_text(column)
     key = bin_expression(column, variable.binning)
     crossed = variable.crossed
@@ -220,7 +212,7 @@ def _packed(
 
 
 def _pack_marginals(cols: QueryColumns, pack: Sequence[Variable], *, sums: CellSums) -> Select[Any]:
-    """:func:`_packed` (categorical columns on their text where :func:`_by_text`) summed into
+    """:func:`_packed` (categorical columns on their text where :func:`by_text`) summed into
     one table per variable by ``GROUPING SETS``; rows laid out as :func:`_grouping_sets`'s."""
     packed = _packed(cols, pack, raw_categories=True, sums=sums)
     combinations = packed.subquery("combinations")
@@ -229,7 +221,7 @@ def _pack_marginals(cols: QueryColumns, pack: Sequence[Variable], *, sums: CellS
     keys: list[ColumnElement[Any]] = []
     for i, variable in enumerate(pack):
         key: ColumnElement[Any] = c[f"k_{i}"]
-        if variable.binning is not None and _by_text(variable, raw_categories=True):
+        if variable.binning is not None and by_text(variable, raw_categories=True):
             key = bin_expression(key, variable.binning)
         keys.append(key.label(f"k_{i}"))
     flags = [func.grouping(k).label(f"g_{i}") for i, k in enumerate(keys)]
@@ -306,7 +298,7 @@ def _grouping_sets(
     )
 
 
-def _by_text(variable: Variable, raw_categories: bool) -> bool:
+def by_text(variable: Variable, raw_categories: bool) -> bool:
     """Whether ``packed`` groups this variable on its text: a categorical binning with one
     level a bin, so that the texts are about as many as the bins (merged rare levels would
     multiply a pack's combinations by their number)."""
@@ -318,83 +310,3 @@ def _by_text(variable: Variable, raw_categories: bool) -> bool:
         and binning.kind == "categorical"
         and all(len(group) == 1 for group in binning.levels)
     )
-
-
-def _binner(variable: Variable, raw_categories: bool) -> Callable[[Any], Any]:
-    """Turns a key as grouped into the aggregate's key: a categorical column's text (grouped
-    on it, see :func:`_by_text`) into its bin by :meth:`Binning.text_bin`."""
-    binning = variable.binning
-    if binning is None or not _by_text(variable, raw_categories):
-        return lambda key: key
-    return binning.text_bin
-
-
-def run(
-    connection: Connection,
-    loans: FromClause,
-    request: CollectRequest,
-    shape: Shape,
-    engine: EngineProfile,
-) -> tuple[Aggregate, int]:
-    """Execute the statements; the aggregate rows, and how many rows had an invalid weight."""
-    aggregate = Aggregate.reading(request)
-    s = len(request.segments)
-    n_measures = 3 if request.weight else 1
-    invalid_weights = 0
-    first_variable = request.variables[0].name
-    engine.tune(connection)
-    add = aggregate.add
-    weighted = request.weight is not None
-    summed = {v.name for v in request.variables if v.sums}
-    with_moments = {v.name for v in request.variables if v.moments}
-    tally = LevelTally(request)
-    for statement in statements(loans, request, shape, engine):
-        cols, variables = statement.cols, statement.variables
-        binners = [_binner(v, statement.raw_categories) for v in variables]
-        texts = [(i, v) for i, v in enumerate(variables) if _by_text(v, statement.raw_categories)]
-        watched = tally.watch(texts, cols.population_names) if statement.layout == "packed" else []
-        layout = statement.layout
-        # where each row's segments start: after population (and the variable name if tagged)
-        first = 2 if layout == "tagged" else 1
-        # the row's tail: the measures, then (bad PD count, PD sums...) where it sums PDs,
-        # then (bad target count, moments...) where it sums the target's moments
-        n_sums = 1 + request.n_sums if statement.sums.pd else 0
-        n_moments = 1 + request.n_moments if statement.sums.moments else 0
-        n_tail = n_measures + n_sums + n_moments
-        result = connection.execute(statement.select)  # a batch at a time, never all at once
-        for row in chain.from_iterable(result.partitions(FETCH_ROWS)):
-            measures = row[-n_tail:]
-            n, w = measures[0], (measures[1] if weighted else None)
-            end = len(row) - n_moments
-            sums = row[end - n_sums + 1 : end] if n_sums else None
-            moments = row[end + 1 :] if n_moments else None
-            population = cols.population_name(row[0])
-            segment_values, label = tuple(row[first : first + s]), row[first + s]
-            cells: Iterable[tuple[str, Any]]  # (variable name, key) this row counts for
-            if layout == "tagged":
-                cells = ((row[1], row[3 + s]),)
-            elif layout == "packed":
-                keys = row[2 + s : -n_tail]
-                packed = zip(variables, binners, keys, strict=True)
-                cells = [(v.name, to_bin(key)) for v, to_bin, key in packed]
-                if watched and population == tally.population:
-                    for i, name, unseen in watched:
-                        if cells[i][1] == unseen:
-                            tally.add(name, str(keys[i]), n, n if w is None else w)
-            else:
-                k = len(variables)
-                keys, flags = row[2 + s : 2 + s + k], row[2 + s + k : -n_tail]
-                (index,) = [i for i, flag in enumerate(flags) if int(flag) == 0]
-                cells = ((variables[index].name, keys[index]),)
-            for name, key in cells:
-                if weighted and name == first_variable:
-                    invalid_weights += int(measures[2] or 0)
-                cell_sums = sums if name in summed else None
-                if cell_sums is not None:
-                    aggregate.count_invalid_pd(name, measures[n_measures])
-                cell_moments = moments if name in with_moments else None
-                if cell_moments is not None:
-                    aggregate.count_invalid_target(name, row[end])
-                add((population, name, segment_values, label, key), n, w, cell_sums, cell_moments)
-    aggregate.levels = tally.censuses()
-    return aggregate, invalid_weights

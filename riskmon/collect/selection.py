@@ -28,6 +28,7 @@ from sqlalchemy import (
     null,
     or_,
     select,
+    union_all,
 )
 
 from riskmon.collect.days import as_day, ranges
@@ -98,6 +99,7 @@ class QueryColumns:
         # rather than the population's name, because grouping on text costs more (DuckDB:
         # about a third of each GROUP BY, benchmarks/collect.md)
         self.population_names = [p.name for p in group]
+        self.windows = [p.window for p in group]
         self._by_day: dict[dt.date, str] | None = None
         if request.by_day:
             # day populations: the score date itself is grouped on, and read back as a day
@@ -341,20 +343,39 @@ def text_counts(cols: QueryColumns, columns: Sequence[str]) -> Select[Any]:
     )
 
 
-def duplicate_counts(cols: QueryColumns, loan_id: ColumnElement[Any]) -> Select[Any]:
+def duplicate_counts(
+    cols: QueryColumns, loan_id: ColumnElement[Any], *, side_by_side: bool = False
+) -> Select[Any]:
     """A statement counting, per population, the used loans that repeat the id and score date
-    of another: one ``GROUP BY`` on (id, score date), its groups of more than one summed."""
-    keys = [*cols.grouped_population, loan_id, cols.date]
-    repeated = (
-        select(cols.population, func.count().label("n"))
-        .select_from(cols.loans)
-        .where(cols.where, loan_id.is_not(None))
-        .group_by(*keys)
-        .having(func.count() > literal(1, Integer()))
-        .subquery("repeated")
-    )
+    of another: one ``GROUP BY`` on (id, score date), its groups of more than one summed.
+
+    With ``side_by_side`` (and windows, not day populations), each population is grouped by a
+    ``GROUP BY`` of its own, the branches joined by ``UNION ALL``: an engine that runs a union's
+    branches in parallel (PostgreSQL's Parallel Append) hashes each window on its own core,
+    where one ``GROUP BY`` over every window hashes them all in one process."""
+    one = literal(1, Integer())
+    if side_by_side and cols.grouped_population and not cols.request.by_day:
+        branches = [
+            select(literal(i, Integer()).label("population"), func.count().label("n"))
+            .select_from(cols.loans)
+            .where(window.contains(cols.date), *cols.usable, loan_id.is_not(None))
+            .group_by(loan_id, cols.date)
+            .having(func.count() > one)
+            for i, window in enumerate(cols.windows)
+        ]
+        repeated = union_all(*branches).subquery("repeated")
+    else:
+        keys = [*cols.grouped_population, loan_id, cols.date]
+        repeated = (
+            select(cols.population, func.count().label("n"))
+            .select_from(cols.loans)
+            .where(cols.where, loan_id.is_not(None))
+            .group_by(*keys)
+            .having(func.count() > one)
+            .subquery("repeated")
+        )
     r = repeated.c
-    return select(r.population, func.sum(r.n - literal(1, Integer()))).group_by(r.population)
+    return select(r.population, func.sum(r.n - one)).group_by(r.population)
 
 
 def invalid_pd_counts(cols: QueryColumns) -> Select[Any]:

@@ -363,9 +363,9 @@ def test_the_invalid_weight_count_counts_each_loan_once(database: tuple[str, str
 
 def test_packed_groups_text_only_for_one_level_a_bin() -> None:
     region, grade = VARIABLES[3], VARIABLES[4]  # ("N",), ("S",), ("E",) / ..., ("3", "4")
-    assert pushdown._by_text(region, raw_categories=True)
-    assert not pushdown._by_text(grade, raw_categories=True)  # "3" and "4" share a bin
-    assert not pushdown._by_text(region, raw_categories=False)
+    assert pushdown.by_text(region, raw_categories=True)
+    assert not pushdown.by_text(grade, raw_categories=True)  # "3" and "4" share a bin
+    assert not pushdown.by_text(region, raw_categories=False)
 
 
 def test_a_text_score_column_is_refused(database: tuple[str, str]) -> None:

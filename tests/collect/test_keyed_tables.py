@@ -28,6 +28,7 @@ from sqlalchemy.sql.schema import SchemaItem
 
 from riskmon.collect import CollectedTables, Source, collect
 from riskmon.collect.exclusions import keyed_by
+from riskmon.collect.selection import QueryColumns, duplicate_counts, statement_groups
 
 from .loans import load, loan_frame, model_config, statements_with
 from .test_collect import STRATEGIES_BY_DIALECT, request
@@ -161,3 +162,36 @@ def test_a_partial_unique_index_still_counts_the_repeats(database: tuple[str, st
         windows = [p.window for p in request().populations]
         expected = sum(low["score_date"].map(w.__contains__).sum() for w in windows)
         assert repeats == expected > 0, strategy
+
+
+@pytest.mark.parametrize("database", ["sqlite", "duckdb", "postgresql"], indirect=True)
+def test_the_repeats_counted_window_by_window_are_those_counted_at_once(
+    database: tuple[str, str],
+) -> None:
+    """``duplicate_counts`` with ``side_by_side`` (a ``GROUP BY`` per window, joined by
+    ``UNION ALL``) counts, per population, the loans repeating an id and score date that one
+    ``GROUP BY`` over every window counts, and pandas counts."""
+    _, url = database
+    frame = loan_frame(seed=23)
+    twice = frame.sample(n=60, random_state=23)
+    frame = pd.concat([frame, twice, twice.iloc[:5], twice.iloc[:1]], ignore_index=True)
+    frame.loc[frame.sample(n=10, random_state=5).index, "loan_id"] = None  # never repeats
+    load(url, frame)
+    req = dataclasses.replace(request(), score="pd_score", id="loan_id")
+    windows = {p.name: p.window for p in req.populations}
+    expected = {}
+    for name, window in windows.items():
+        used = frame[frame["score_date"].map(window.__contains__) & frame["pd_score"].notna()]
+        used = used[used["loan_id"].notna() & (used["exposure"] > 0)]
+        expected[name] = int(used.duplicated(["loan_id", "score_date"]).sum())
+    assert sum(n > 0 for n in expected.values()) >= 2
+    with Source(model_config(url)) as source, source.engine.connect() as connection:
+        loans = source.selectable()
+        (group,) = statement_groups(req)
+        cols = QueryColumns(loans, req, group)
+        for side_by_side in (False, True):
+            statement = duplicate_counts(cols, loans.c["loan_id"], side_by_side=side_by_side)
+            assert ("UNION ALL" in str(statement)) is side_by_side
+            rows = connection.execute(statement).all()
+            counted = {cols.population_name(code): int(n) for code, n in rows}
+            assert counted == {k: n for k, n in expected.items() if n}, side_by_side
