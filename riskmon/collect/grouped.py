@@ -15,6 +15,7 @@ from sqlalchemy import Connection, FromClause
 from riskmon.collect.aggregate import Aggregate
 from riskmon.collect.census import LevelTally
 from riskmon.collect.engines import EngineProfile
+from riskmon.collect.packed_rows import PackedRows
 from riskmon.collect.pushdown import Shape, by_text, statements
 from riskmon.collect.readahead import statement_batches
 from riskmon.collect.request import CollectRequest, Variable
@@ -70,6 +71,15 @@ def run(
             n_sums = 1 + request.n_sums if statement.sums.pd else 0
             n_moments = 1 + request.n_moments if statement.sums.moments else 0
             n_tail = n_measures + n_sums + n_moments
+            if layout == "packed":  # added up as arrays, a batch at a time (binned: no columns)
+                assert aggregate.columnar.isdisjoint(v.name for v in variables)
+                packed_rows = PackedRows(
+                    aggregate, cols, variables, binners, s, weighted, n_measures, n_sums,
+                    n_moments, summed, with_moments, first_variable, tally, watched,
+                )  # fmt: skip
+                for *_, batch in batches:
+                    invalid_weights += packed_rows.add(batch)
+                continue
             for row in chain.from_iterable(batch for *_, batch in batches):
                 measures = row[-n_tail:]
                 n, w = measures[0], (measures[1] if weighted else None)
@@ -81,14 +91,6 @@ def run(
                 cells: Iterable[tuple[str, Any]]  # (variable name, key) this row counts for
                 if layout == "tagged":
                     cells = ((row[1], row[3 + s]),)
-                elif layout == "packed":
-                    keys = row[2 + s : -n_tail]
-                    packed = zip(variables, binners, keys, strict=True)
-                    cells = [(v.name, to_bin(key)) for v, to_bin, key in packed]
-                    if watched and population == tally.population:
-                        for i, name, unseen in watched:
-                            if cells[i][1] == unseen:
-                                tally.add(name, str(keys[i]), n, n if w is None else w)
                 else:
                     k = len(variables)
                     keys, flags = row[2 + s : 2 + s + k], row[2 + s + k : -n_tail]
