@@ -80,24 +80,32 @@ def read_ahead(items: Iterator[T], depth: int) -> Generator[T, None, None]:
         return False
 
     def produce() -> None:
+        error: BaseException | None = None
         try:
             for item in items:
                 if not put(item):
-                    return
-        except BaseException as error:  # handed to the caller, who raises it
-            put(_End(error))
-            return
+                    break
+        except BaseException as raised:  # handed to the caller, who raises it
+            error = raised
         finally:
-            close = getattr(items, "close", None)
-            if close is not None:
-                close()
-        put(_End())
+            try:
+                close = getattr(items, "close", None)
+                if close is not None:
+                    close()
+            except BaseException as raised:  # a result that fails to close: raised too
+                error = error or raised
+        put(_End(error))  # always, so that the caller never waits for an item in vain
 
     helper = threading.Thread(target=produce, name="riskmon-read-ahead", daemon=True)
     helper.start()
     try:
         while True:
-            item = queue.get()
+            try:
+                item = queue.get(timeout=_POLL_SECONDS)
+            except Empty:
+                if helper.is_alive() or not queue.empty():
+                    continue
+                raise RuntimeError("the read-ahead thread ended without a result") from None
             if isinstance(item, _End):
                 if item.error is not None:
                     raise item.error

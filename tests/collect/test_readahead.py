@@ -68,3 +68,27 @@ def test_an_error_in_the_caller_stops_the_helper() -> None:
         _add_up(read_ahead(_items(1_000_000, closed), 3))
     assert closed == [True]
     assert _helpers() == []
+
+
+class _Unclosable:
+    """Items whose ``close`` fails, as a result whose connection is gone may."""
+
+    def __init__(self) -> None:
+        self.items = iter(range(5))
+
+    def __iter__(self) -> _Unclosable:
+        return self
+
+    def __next__(self) -> int:
+        return next(self.items)
+
+    def close(self) -> None:
+        raise ConnectionError("the server closed the connection")
+
+
+def test_items_that_fail_to_close_raise_in_the_caller_and_nothing_waits() -> None:
+    got: list[int] = []
+    with pytest.raises(ConnectionError, match="closed the connection"):
+        got.extend(read_ahead(_Unclosable(), 2))
+    assert got == list(range(5))
+    assert _helpers() == []
