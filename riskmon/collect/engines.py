@@ -95,7 +95,6 @@ POSTGRESQL = EngineProfile(
     grouping_sets=True,
     categories_by_text=True,
     union_in_parallel=True,
-    read_ahead=True,
     guard=_postgresql_guard,
     tuning=_postgresql_tuning,
     session_time_zone=_postgresql_time_zone,

@@ -1,13 +1,11 @@
 """The rows of the SQL shapes' statements (:mod:`.pushdown`) added up into a collect pass's
 :class:`~riskmon.collect.aggregate.Aggregate`, statement by statement, a batch of rows at a
-time; where the engine's profile says ``read_ahead``, a helper thread runs the statements and
-fetches the next rows meanwhile (:mod:`.readahead`)."""
+time (a ``packed`` statement's as arrays: :mod:`.packed_rows`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from contextlib import closing
-from itertools import chain, groupby
+from itertools import chain
 from typing import Any
 
 from sqlalchemy import Connection, FromClause
@@ -17,8 +15,11 @@ from riskmon.collect.census import LevelTally
 from riskmon.collect.engines import EngineProfile
 from riskmon.collect.packed_rows import PackedRows
 from riskmon.collect.pushdown import Shape, by_text, statements
-from riskmon.collect.readahead import statement_batches
 from riskmon.collect.request import CollectRequest, Variable
+
+#: rows fetched from a statement's result at a time: one driver call a batch (psycopg's
+#: ``fetchone`` cost about 5 us a row, a third of a nightly run's Python time)
+FETCH_ROWS = 10_000
 
 
 def _binner(variable: Variable, raw_categories: bool) -> Callable[[Any], Any]:
@@ -49,68 +50,61 @@ def run(
     summed = {v.name for v in request.variables if v.sums}
     with_moments = {v.name for v in request.variables if v.moments}
     tally = LevelTally(request)
-    batches_read = statement_batches(
-        connection, statements(loans, request, shape, engine), ahead=engine.read_ahead
-    )
-    with closing(batches_read) as read:  # a helper reading ahead stops before any error rises
-        for _, batches in groupby(read, key=lambda item: item[0]):
-            _, statement, _ = next(batches)  # a statement's first item, before its rows
-            cols, variables = statement.cols, statement.variables
-            binners = [_binner(v, statement.raw_categories) for v in variables]
-            texts = [
-                (i, v) for i, v in enumerate(variables) if by_text(v, statement.raw_categories)
-            ]
-            watched = (
-                tally.watch(texts, cols.population_names) if statement.layout == "packed" else []
-            )
-            layout = statement.layout
-            # where each row's segments start: after population (and the variable name if tagged)
-            first = 2 if layout == "tagged" else 1
-            # the row's tail: the measures, then (bad PD count, PD sums...) where it sums PDs,
-            # then (bad target count, moments...) where it sums the target's moments
-            n_sums = 1 + request.n_sums if statement.sums.pd else 0
-            n_moments = 1 + request.n_moments if statement.sums.moments else 0
-            n_tail = n_measures + n_sums + n_moments
-            if layout == "packed":  # added up as arrays, a batch at a time (binned: no columns)
-                assert aggregate.columnar.isdisjoint(v.name for v in variables)
-                packed_rows = PackedRows(
-                    aggregate, cols, variables, binners, s, weighted, n_measures, n_sums,
-                    n_moments, summed, with_moments, first_variable, tally, watched,
-                )  # fmt: skip
-                for *_, batch in batches:
-                    invalid_weights += packed_rows.add(batch)
-                continue
-            for row in chain.from_iterable(batch for *_, batch in batches):
-                measures = row[-n_tail:]
-                n, w = measures[0], (measures[1] if weighted else None)
-                end = len(row) - n_moments
-                sums = row[end - n_sums + 1 : end] if n_sums else None
-                moments = row[end + 1 :] if n_moments else None
-                population = cols.population_name(row[0])
-                segment_values, label = tuple(row[first : first + s]), row[first + s]
-                cells: Iterable[tuple[str, Any]]  # (variable name, key) this row counts for
-                if layout == "tagged":
-                    cells = ((row[1], row[3 + s]),)
-                else:
-                    k = len(variables)
-                    keys, flags = row[2 + s : 2 + s + k], row[2 + s + k : -n_tail]
-                    (index,) = [i for i, flag in enumerate(flags) if int(flag) == 0]
-                    cells = ((variables[index].name, keys[index]),)
-                for name, key in cells:
-                    if weighted and name == first_variable:
-                        invalid_weights += int(measures[2] or 0)
-                    cell_sums = sums if name in summed else None
-                    if cell_sums is not None:
-                        aggregate.count_invalid_pd(name, measures[n_measures])
-                    cell_moments = moments if name in with_moments else None
-                    if cell_moments is not None:
-                        aggregate.count_invalid_target(name, row[end])
-                    add(
-                        (population, name, segment_values, label, key),
-                        n,
-                        w,
-                        cell_sums,
-                        cell_moments,
-                    )
+    for statement in statements(loans, request, shape, engine):
+        cols, variables = statement.cols, statement.variables
+        binners = [_binner(v, statement.raw_categories) for v in variables]
+        texts = [(i, v) for i, v in enumerate(variables) if by_text(v, statement.raw_categories)]
+        watched = tally.watch(texts, cols.population_names) if statement.layout == "packed" else []
+        layout = statement.layout
+        # where each row's segments start: after population (and the variable name if tagged)
+        first = 2 if layout == "tagged" else 1
+        # the row's tail: the measures, then (bad PD count, PD sums...) where it sums PDs,
+        # then (bad target count, moments...) where it sums the target's moments
+        n_sums = 1 + request.n_sums if statement.sums.pd else 0
+        n_moments = 1 + request.n_moments if statement.sums.moments else 0
+        n_tail = n_measures + n_sums + n_moments
+        result = connection.execute(statement.select)  # a batch at a time, never all at once
+        batches = result.partitions(FETCH_ROWS)
+        if layout == "packed":  # added up as arrays, a batch at a time (binned: no columns)
+            assert aggregate.columnar.isdisjoint(v.name for v in variables)
+            packed_rows = PackedRows(
+                aggregate, cols, variables, binners, s, weighted, n_measures, n_sums,
+                n_moments, summed, with_moments, first_variable, tally, watched,
+            )  # fmt: skip
+            for batch in batches:
+                invalid_weights += packed_rows.add(batch)
+            continue
+        for row in chain.from_iterable(batches):
+            measures = row[-n_tail:]
+            n, w = measures[0], (measures[1] if weighted else None)
+            end = len(row) - n_moments
+            sums = row[end - n_sums + 1 : end] if n_sums else None
+            moments = row[end + 1 :] if n_moments else None
+            population = cols.population_name(row[0])
+            segment_values, label = tuple(row[first : first + s]), row[first + s]
+            cells: Iterable[tuple[str, Any]]  # (variable name, key) this row counts for
+            if layout == "tagged":
+                cells = ((row[1], row[3 + s]),)
+            else:
+                k = len(variables)
+                keys, flags = row[2 + s : 2 + s + k], row[2 + s + k : -n_tail]
+                (index,) = [i for i, flag in enumerate(flags) if int(flag) == 0]
+                cells = ((variables[index].name, keys[index]),)
+            for name, key in cells:
+                if weighted and name == first_variable:
+                    invalid_weights += int(measures[2] or 0)
+                cell_sums = sums if name in summed else None
+                if cell_sums is not None:
+                    aggregate.count_invalid_pd(name, measures[n_measures])
+                cell_moments = moments if name in with_moments else None
+                if cell_moments is not None:
+                    aggregate.count_invalid_target(name, row[end])
+                add(
+                    (population, name, segment_values, label, key),
+                    n,
+                    w,
+                    cell_sums,
+                    cell_moments,
+                )
     aggregate.levels = tally.censuses()
     return aggregate, invalid_weights

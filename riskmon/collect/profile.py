@@ -68,9 +68,6 @@ class EngineProfile:
     #: the engine runs the branches of a ``UNION ALL`` side by side (PostgreSQL's Parallel
     #: Append): the count of repeated ids groups each window in a branch of its own
     union_in_parallel: bool = False
-    #: a helper thread runs the SQL shapes' statements and fetches their rows while the rows
-    #: before them are added up (:mod:`.readahead`): for a server, which works meanwhile
-    read_ahead: bool = False
     reflects_tables: bool = True  # the driver can reflect a table's columns
     #: the engine enforces a table's primary key and unique constraints (a warehouse's are
     #: informational): a key within the id and score date columns means no loan repeats them,
