@@ -347,12 +347,9 @@ def duplicate_counts(
     cols: QueryColumns, loan_id: ColumnElement[Any], *, side_by_side: bool = False
 ) -> Select[Any]:
     """A statement counting, per population, the used loans that repeat the id and score date
-    of another: one ``GROUP BY`` on (id, score date), its groups of more than one summed.
-
-    With ``side_by_side`` (and windows, not day populations), each population is grouped by a
-    ``GROUP BY`` of its own, the branches joined by ``UNION ALL``: an engine that runs a union's
-    branches in parallel (PostgreSQL's Parallel Append) hashes each window on its own core,
-    where one ``GROUP BY`` over every window hashes them all in one process."""
+    of another: one ``GROUP BY`` on (id, score date), its groups of more than one summed; with
+    ``side_by_side`` (windows, not days) one per population, joined by ``UNION ALL``, so that an
+    engine running a union's branches in parallel (PostgreSQL) hashes each window apart."""
     one = literal(1, Integer())
     if side_by_side and cols.grouped_population and not cols.request.by_day:
         branches = [
@@ -365,12 +362,11 @@ def duplicate_counts(
         ]
         repeated = union_all(*branches).subquery("repeated")
     else:
-        keys = [*cols.grouped_population, loan_id, cols.date]
         repeated = (
             select(cols.population, func.count().label("n"))
             .select_from(cols.loans)
             .where(cols.where, loan_id.is_not(None))
-            .group_by(*keys)
+            .group_by(*cols.grouped_population, loan_id, cols.date)
             .having(func.count() > one)
             .subquery("repeated")
         )
