@@ -70,7 +70,8 @@ class PackedRows:
         columns = list(zip(*batch, strict=True))
         s, width = self.n_segments, len(columns)
         n_tail = self.n_measures + self.n_sums + self.n_moments
-        rows = np.fromiter((int(n) for n in columns[width - n_tail]), np.int64, len(batch))
+        counts = columns[width - n_tail]  # each row's loans
+        rows = np.fromiter((int(n) for n in counts), np.int64, len(batch))
         weights = _floats(columns[width - n_tail + 1]) if self.weighted else None
         end = width - self.n_moments  # where the moments' columns start (their bad count)
         sums = _stack(columns[end - self.n_sums + 1 : end]) if self.n_sums else None
@@ -95,7 +96,7 @@ class PackedRows:
                 self.aggregate.count_invalid_pd(name, _total(columns[end - self.n_sums]))
             if moments is not None and name in self.with_moments:
                 self.aggregate.count_invalid_target(name, _total(columns[end]))
-        self._census(columns, weights)
+        self._census(columns, counts, weights)
         if not (self.weighted and self.first_variable in names):
             return 0
         return _total(columns[width - n_tail + 2])
@@ -127,14 +128,13 @@ class PackedRows:
             None if moments is None else _by_cell(cells, moments, n),
         )
 
-    def _census(self, columns: list[tuple[Any, ...]], weights: Any) -> None:
+    def _census(self, columns: list[tuple[Any, ...]], rows: tuple[Any, ...], weights: Any) -> None:
         """The levels in each watched variable's unseen bin, row by row (few rows are)."""
         if not self.watched:
             return
         tally, s = self.tally, self.n_segments
         names = {code: self.cols.population_name(code) for code in set(columns[0])}
         counted = [names[code] == tally.population for code in columns[0]]
-        rows = columns[len(columns) - (self.n_measures + self.n_sums + self.n_moments)]
         for i, name, unseen in self.watched:
             to_bin = self.binners[i]
             for row, key in enumerate(columns[2 + s + i]):
