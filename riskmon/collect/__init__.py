@@ -24,7 +24,7 @@ from riskmon.collect.checks import check_cells, overflowing_sum
 from riskmon.collect.daycells import DayCells
 from riskmon.collect.days import DayPlan, merge, split
 from riskmon.collect.engines import PROFILES, EngineProfile, profile_for
-from riskmon.collect.exclusions import exclusions, invalid_pds
+from riskmon.collect.exclusions import exclusions, invalid_pds, known_usable
 from riskmon.collect.fingerprint import recheck
 from riskmon.collect.migration import MigrationRequest
 from riskmon.collect.migration_tables import Migrations, MigrationTables
@@ -34,10 +34,10 @@ from riskmon.collect.selection import (
     numeric_columns,
     statement_groups,
     text_counts,
-    usable_rows,
 )
 from riskmon.collect.source import Source, SourceColumn, required_columns
 from riskmon.collect.tables import CollectedTables, PopulationCounts, assemble
+from riskmon.collect.usable import usable_rows
 from riskmon.collect.vintages import VintageRequest
 from riskmon.collect.vintages import run as vintage_pass
 from riskmon.errors import SourceError
@@ -98,6 +98,9 @@ def collect(
             days = recheck(connection, loans, request.score_date, columns, days, source.profile)
         read = request if days is None else days.reading(request)
         _refuse_text_target(source, connection, loans, read)
+        # counted first: the populations nothing is left out of are read without the test
+        excluded = exclusions(connection, loans, read, source.profile)
+        read = known_usable(read, excluded, source.profile)
         shape = _by_day(chosen) if days is not None and strategy == "auto" else chosen
         aggregate, invalid_weights = _aggregate(source, connection, loans, read, shape)
         wholes = [] if days is None else days.whole(request)  # the raw values, whole windows
@@ -106,7 +109,6 @@ def collect(
         if migrations is not None:
             tally = _migrations(source, connection, loans, migrations, chosen)
         curves = {} if vintages is None else vintage_pass(connection, loans, vintages)
-        excluded = exclusions(connection, loans, read, source.profile)
         invalid_pd = {} if days is None else invalid_pds(connection, loans, read)
         # the statements' row-counted census covers the windows only when they read them whole
         skip, counted = ((), aggregate.levels) if days is None else (daily(request), None)

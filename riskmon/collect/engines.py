@@ -90,6 +90,7 @@ POSTGRESQL = EngineProfile(
     enforces_keys=True,
     default_shape="packed",
     snapshot="PostgreSQL REPEATABLE READ, READ ONLY transaction: one snapshot",
+    one_snapshot=True,
     read_only=True,
     statement_timeout=True,
     grouping_sets=True,
@@ -131,6 +132,7 @@ MYSQL = EngineProfile(
     default_shape="union_all",
     # riskmon sets no isolation level here: it relies on the server's default
     snapshot="MySQL/MariaDB read-only session, InnoDB's default REPEATABLE READ: one snapshot",
+    one_snapshot=True,
     read_only=True,
     statement_timeout=True,
     # the default collations ignore case, so a categorical's bin is decided by the CASE of
@@ -184,6 +186,7 @@ SQLITE = EngineProfile(
     # SQLite's GROUP BY is slower than aggregating a streamed read with numpy
     default_shape="stream",
     snapshot="SQLite one read transaction (query_only): one snapshot",
+    one_snapshot=True,
     read_only=True,
     statement_timeout=True,
     on_connect=_sqlite_read_only,
@@ -222,6 +225,7 @@ DUCKDB = EngineProfile(
     enforces_keys=True,
     default_shape="packed",
     snapshot="DuckDB file opened read-only: no one writes it while riskmon reads",
+    one_snapshot=True,
     read_only=True,
     statement_timeout=False,
     grouping_sets=True,

@@ -51,12 +51,14 @@ def exclusions(
                 ead_approach=ead_approach,
                 **weights,
             )
-        if request.id is None:
-            continue
-        for name in cols.population_names:
-            out[name] = replace(out[name], duplicates=0)
-        if engine.enforces_keys and keyed_by(loans, (request.id, request.score_date)):
-            continue  # the table's key rules repeats out
+    if request.id is None:
+        return out
+    out = {name: replace(counts, duplicates=0) for name, counts in out.items()}
+    if engine.enforces_keys and keyed_by(loans, (request.id, request.score_date)):
+        return out  # the table's key rules repeats out
+    checked = known_usable(request, out, engine)
+    for group in statement_groups(checked):
+        cols = QueryColumns(loans, checked, group)
         with engine.per_loan(connection):
             statement = duplicate_counts(
                 cols, loans.c[request.id], side_by_side=engine.union_in_parallel
@@ -66,6 +68,20 @@ def exclusions(
             name = cols.population_name(code)
             out[name] = replace(out[name], duplicates=int(n or 0))
     return out
+
+
+def known_usable(
+    request: CollectRequest, excluded: dict[str, Exclusions], engine: EngineProfile
+) -> CollectRequest:
+    """``request`` with its populations none of whose loans ``excluded`` counts as left out
+    marked :attr:`~.CollectRequest.all_usable`, so that the statements reading them after the
+    count do not test each loan's score and weight again (on 1M loans on PostgreSQL that test
+    is about a sixth of each statement). Only on an engine whose statements of one reading see
+    one snapshot: elsewhere a loan written after the count would be counted unchecked."""
+    if not engine.one_snapshot:
+        return request
+    usable = frozenset(name for name, counts in excluded.items() if counts.used == counts.read)
+    return replace(request, all_usable=usable)
 
 
 def keyed_by(loans: FromClause, columns: Collection[str]) -> bool:

@@ -57,6 +57,9 @@ class EngineProfile:
     dialects: frozenset[str]  # the SQLAlchemy dialect names this profile serves
     default_shape: CollectShape  # what strategy "auto" picks
     snapshot: str
+    #: every statement of one reading sees the same rows (what ``snapshot`` says), so that what
+    #: one statement counted holds for the next (:func:`.exclusions.known_usable`)
+    one_snapshot: bool = False
     read_only: bool = False
     statement_timeout: bool = False
     grouping_sets: bool = False  # the engine runs GROUP BY GROUPING SETS

@@ -120,6 +120,9 @@ class CollectRequest:
     #: each population is one score day, grouped on the score date in one statement per
     #: disjoint group of days (:mod:`.days`)
     by_day: bool = False
+    #: populations none of whose loans is left out, as counted on the reading's one snapshot
+    #: (:func:`.exclusions.known_usable`): their statements do not test the loans again
+    all_usable: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.target is None:

@@ -34,6 +34,7 @@ from sqlalchemy import (
 from riskmon.collect.days import as_day, ranges
 from riskmon.collect.moments import moment_measures
 from riskmon.collect.request import CollectRequest, PdSource, Population, Variable
+from riskmon.collect.usable import finite, flagged, in_range, usable_rows
 from riskmon.plan import ONE_DAY
 
 
@@ -122,13 +123,16 @@ class QueryColumns:
             self.in_windows = or_(*(p.window.contains(self.date) for p in group))
         score = c[request.score] if request.score else None
         self.flag = c[request.ead_approach] if request.ead_approach else None
-        self.usable = usable_rows(
+        # what a loan must satisfy to count; nothing where every loan was counted usable
+        self.checked = not set(self.population_names) <= request.all_usable
+        usable = usable_rows(
             score,
             self.weight,
             exclude=request.exclude_invalid,
             score_range=request.score_range,
             flag=self.flag,
         )
+        self.usable = usable if self.checked else []
         self.where = and_(self.in_windows, *self.usable)
         self.loans = loans
         self.pd = None if request.pd is None else pd_expression(c[request.pd.column], request.pd)
@@ -156,12 +160,14 @@ class QueryColumns:
 
     def measures(self, *, check_weights: bool = True) -> list[ColumnElement[Any]]:
         """Row count and summed weight; the invalid-weight count only where it is read (once
-        per population: every variable sees the same rows)."""
+        per population: every variable sees the same rows) and can be other than 0 (neither
+        left out by the ``WHERE`` nor ruled out by :attr:`CollectRequest.all_usable`)."""
         out: list[ColumnElement[Any]] = [func.count().label("n")]
         if self.weight is not None:
+            counted = check_weights and self.checked and not self.request.exclude_invalid
             invalid: ColumnElement[Any] = (
                 func.sum(case((or_(self.weight.is_(None), self.weight < 0), 1), else_=0))
-                if check_weights
+                if counted
                 else literal(0)
             )
             out += [func.sum(self.weight).label("w"), invalid.label("bad_weights")]
@@ -233,53 +239,6 @@ class QueryColumns:
         if w is not None:
             out += [func.sum(w * w), func.sum(w * p), func.sum(w * p * p)]
         return [expression.label(name) for expression, name in zip(out, names, strict=True)]
-
-
-def usable_rows(
-    score: ColumnElement[Any] | None,
-    weight: ColumnElement[Any] | None,
-    *,
-    exclude: bool,
-    score_range: tuple[float, float] | None = None,
-    flag: ColumnElement[Any] | None = None,
-) -> list[ColumnElement[bool]]:
-    """What a loan must satisfy to be counted: a weight other than 0 (a zero weight counts for
-    nothing, and would inflate the sample sizes); with ``exclude``, a score (within
-    ``score_range``) and a positive weight too (without, a NULL score or an invalid weight is
-    read, and the collect fails); with ``flag``, that column not 1 (true)."""
-    out: list[ColumnElement[bool]] = []
-    if flag is not None:
-        out.append(~flagged(flag))
-    if exclude and score is not None:
-        out += [score.is_not(None), finite(score)]
-        if score_range is not None:
-            out.append(in_range(score, score_range))
-    if weight is not None:
-        out.append(weight > 0 if exclude else or_(weight.is_(None), weight != 0))
-    return out
-
-
-#: the largest finite double: NaN (greater than every number in PostgreSQL and DuckDB) and the
-#: infinities lie outside [−MAX, MAX], and no engine has to bind an infinity
-_MAX_DOUBLE = 1.7976931348623157e308
-
-
-def flagged(flag: ColumnElement[Any]) -> ColumnElement[bool]:
-    """A flag column is set: 1 or true (NULL, 0 and false are not), on every engine."""
-    return func.coalesce(cast(flag, Integer), literal(0, Integer())) == literal(1, Integer())
-
-
-def in_range(value: ColumnElement[Any], bounds: tuple[float, float]) -> ColumnElement[bool]:
-    """``value`` lies within [low, high] (bound as parameters)."""
-    low: ColumnElement[float] = literal(float(bounds[0]), Double())
-    high: ColumnElement[float] = literal(float(bounds[1]), Double())
-    return value.between(low, high)
-
-
-def finite(value: ColumnElement[Any]) -> ColumnElement[bool]:
-    """``value`` is a finite number: not NaN, not ±infinity (nor NULL)."""
-    bound: ColumnElement[float] = literal(_MAX_DOUBLE, Double())
-    return value.between(-bound, bound)
 
 
 def exclusion_counts(cols: QueryColumns, score: ColumnElement[Any]) -> Select[Any]:
