@@ -112,7 +112,8 @@ def collect(
         invalid_pd = {} if days is None else invalid_pds(connection, loans, read)
         # the statements' row-counted census covers the windows only when they read them whole
         skip, counted = ((), aggregate.levels) if days is None else (daily(request), None)
-        levels = census(connection, loans, request, skip=skip, counted=counted)
+        whole = read if days is None else request  # the windows (checked as read, if whole)
+        levels = census(connection, loans, whole, skip=skip, counted=counted)
         day_census = {} if days is None else day_levels(connection, loans, read, request)
     fresh: dict[tuple[str, dt.date], DayCells] = {}
     if days is not None:

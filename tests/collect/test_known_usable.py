@@ -8,11 +8,12 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
-from sqlalchemy import Column, Date, Float, Integer, MetaData, String, Table
+from sqlalchemy import Column, Date, Float, Integer, MetaData, String, Table, event
 
 from riskmon.collect import CollectedTables, Source, Strategy, collect
 from riskmon.collect.engines import DUCKDB, MYSQL, POSTGRESQL, SQLITE
@@ -23,7 +24,7 @@ from riskmon.collect.warehouses import SPARK
 from riskmon.plan import DateWindow
 from riskmon.records import Exclusions
 
-from .loans import CURRENT, load, loan_frame, model_config, statements_with
+from .loans import CURRENT, load, loan_frame, model_config
 from .test_collect import STRATEGIES_BY_DIALECT, VARIABLES, WEIGHT_RTOL, expected_tables
 
 WIDE = DateWindow(dt.date(2025, 1, 1), dt.date(2025, 3, 31))
@@ -42,6 +43,8 @@ def _request(*, weighted: bool) -> CollectRequest:
         label="bad",
         weight="exposure" if weighted else None,
         segments=("channel",),
+        census=("region", "grade"),
+        census_population="current",
         score="pd_score",
         exclude_invalid=True,
         id="loan_id",
@@ -54,13 +57,32 @@ def _tests_the_score(statement: str) -> bool:
     return any("BETWEEN" in where.upper() for where in re.split(r"\bWHERE\b", statement)[1:])
 
 
+#: a statement's text, and the windows its bound dates open: "current", "wide" or both
+Read = tuple[str, frozenset[str]]
+
+
 def _collect(
     url: str, strategy: Strategy, req: CollectRequest, *, one_snapshot: bool = True
-) -> tuple[CollectedTables, list[str]]:
+) -> tuple[CollectedTables, list[Read]]:
+    """What ``req`` collects, and the statements reading the loans with the windows they
+    read (known by the first day of each, bound as a parameter)."""
+    starts = {p.window.start.isoformat(): p.name for p in req.populations}
+    seen: list[Read] = []
+
+    def record(_conn: object, _cursor: object, statement: str, parameters: Any, *_: object) -> None:
+        if "SCORE_DATE" not in statement.upper():
+            return
+        values = parameters.values() if isinstance(parameters, dict) else parameters
+        days = {str(v)[:10] for v in values}
+        seen.append((statement, frozenset(name for day, name in starts.items() if day in days)))
+
     with Source(model_config(url, weighted=req.weight is not None)) as source:
         source.profile = dataclasses.replace(source.profile, one_snapshot=one_snapshot)
-        with statements_with(source.engine, "SCORE_DATE") as seen:
+        event.listen(source.engine, "before_cursor_execute", record)
+        try:
             collected = collect(source, req, strategy=strategy)
+        finally:
+            event.remove(source.engine, "before_cursor_execute", record)
     return collected, seen
 
 
@@ -118,11 +140,18 @@ def test_a_window_nothing_is_left_out_of_is_read_without_testing_its_loans(
             assert set(tables) == set(expected), strategy
             for key, table in expected.items():
                 assert tables[key].equals(table, rtol=rtol), (strategy, key)
-        # tested: the statements of both windows but the count of loans left out (2 of them)
-        n_tested = sum(map(_tests_the_score, seen_checked))
-        assert n_tested == len(seen_checked) - 2 > 0, strategy
-        # untested: the current window's statements, as many as the wide window's
-        assert 0 < sum(map(_tests_the_score, seen)) < n_tested, strategy
+        # every statement reads one window (they overlap): the current window's census too
+        assert all(len(windows) == 1 for _, windows in [*seen, *seen_checked]), strategy
+        assert [w for _, w in seen] == [w for _, w in seen_checked], strategy
+        assert sum(w == {"current"} for _, w in seen) > sum(w == {"wide"} for _, w in seen) > 1
+        # each window's statements but its count of loans left out test the loans where every
+        # statement tests them; else only the wide window's do
+        for reads, untested_window in ((seen_checked, None), (seen, "current")):
+            for window in ("current", "wide"):
+                statements = [sql for sql, w in reads if w == {window}]
+                tests = [_tests_the_score(sql) for sql in statements]
+                expected_tests = 0 if window == untested_window else len(statements) - 1
+                assert sum(tests) == expected_tests, (strategy, window, untested_window)
 
 
 def test_only_a_window_nothing_is_left_out_of_goes_untested() -> None:
