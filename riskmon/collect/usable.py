@@ -1,6 +1,7 @@
 """What a loan must satisfy to be counted (a score, a weight, not under the EAD approach), as
 SQL conditions on the loans' columns: the ``WHERE`` of every collect statement but those that
-count the loans left out (:func:`.selection.exclusion_counts`)."""
+count the loans left out (:func:`.selection.exclusion_counts`) and those reading a window that
+count found nothing to leave out of (:func:`.exclusions.known_usable`)."""
 
 from __future__ import annotations
 
