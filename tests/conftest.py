@@ -1,7 +1,7 @@
 """Shared fixtures: throw-away metric stores on SQLite and, when configured, PostgreSQL; the
-demo and the Spark server, each made once per test session however many pytest-xdist workers
-run; the Hypothesis profile; the order the long modules start in; and, printed at the end, the
-time each test directory took and the CPU seconds of the costliest modules."""
+demo, made once per test session however many pytest-xdist workers run; the Spark server of
+the Spark tests; the Hypothesis profile; the order the long modules start in; and, printed at
+the end, the time each test directory took and the CPU seconds of the costliest modules."""
 
 from __future__ import annotations
 
@@ -161,11 +161,12 @@ def _throwaway_database(env: str, example: str, *, drop_options: str = "") -> It
         admin.dispose()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkServer]:
-    """A Spark Thrift server on 127.0.0.1 for the whole session, stopped by its PID at the
-    end; the tests that use it are skipped, saying why, without RISKMON_TEST_SPARK=local, Java
-    or pyspark."""
+    """A Spark Thrift server on 127.0.0.1 for the module that uses it (one: the server is
+    stopped by its PID when that module's tests are done, rather than left running beside the
+    rest of the session); the tests that use it are skipped, saying why, without
+    RISKMON_TEST_SPARK=local, Java or pyspark."""
     if os.environ.get(SPARK_ENV) != "local":
         pytest.skip(f"needs {SPARK_ENV}=local (a Spark Thrift server started by the tests)")
     why = spark_server.missing()

@@ -104,9 +104,9 @@ def _as_target(profile: EngineProfile) -> EngineProfile:
 
 def _sql_choices(profile: EngineProfile) -> EngineProfile:
     """``profile`` as the runs of these tests see it: :func:`_as_target`, without what only
-    names or describes the engine, nor Delta time travel (the demo pins no table). Snowflake,
-    Databricks and Spark choose alike: one run serves the three, its statements then compiled
-    for each one's dialect."""
+    names or describes the engine, nor Delta time travel (the demo pins no table). Databricks
+    and Spark choose alike (their row hash too): one run serves the two, its statements then
+    compiled for each one's dialect."""
     return dataclasses.replace(
         _as_target(profile),
         name="target",
