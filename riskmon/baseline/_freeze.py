@@ -60,8 +60,9 @@ def freeze(
     reversed ``score_direction``; ``force`` freezes it anyway, with a warning."""
     bins = fit_bins(model, source)
     window = DateWindow(model.baseline.start, model.baseline.end)
+    # the baseline counts the development window's loans: read once, as the development's
     populations = [
-        Population(BASELINE, window, labeled=False),
+        Population(BASELINE, window, labeled=False, copy_of=DEVELOPMENT),
         Population(DEVELOPMENT, window, labeled=model.kind == "pd"),
     ]
     request = collect_request(model, bins, populations)

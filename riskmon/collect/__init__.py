@@ -24,7 +24,7 @@ from riskmon.collect.checks import check_cells, overflowing_sum
 from riskmon.collect.daycells import DayCells
 from riskmon.collect.days import DayPlan, merge, split
 from riskmon.collect.engines import PROFILES, EngineProfile, profile_for
-from riskmon.collect.exclusions import exclusions, invalid_pds, known_usable
+from riskmon.collect.exclusions import exclusions, invalid_pds, known_usable, with_copies
 from riskmon.collect.fingerprint import recheck
 from riskmon.collect.migration import MigrationRequest
 from riskmon.collect.migration_tables import Migrations, MigrationTables
@@ -96,7 +96,7 @@ def collect(
                 c.name for c in [*required_columns(source.model), *_request_columns(request)]
             ]
             days = recheck(connection, loans, request.score_date, columns, days, source.profile)
-        read = request if days is None else days.reading(request)
+        read = request.read() if days is None else days.reading(request)
         _refuse_text_target(source, connection, loans, read)
         # counted first: the populations nothing is left out of are read without the test
         excluded = exclusions(connection, loans, read, source.profile)
@@ -130,7 +130,7 @@ def collect(
     _refuse_non_finite(source, request, excluded)
     tables = replace(
         assemble(request, aggregate),
-        exclusions=excluded,
+        exclusions=with_copies(request, excluded),
         levels=levels,
         vintages=curves,
         day_cells=fresh if days is None else {**days.confirmed, **fresh},

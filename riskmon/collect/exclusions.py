@@ -120,3 +120,10 @@ def invalid_pds(connection: Connection, loans: FromClause, read: CollectRequest)
         for code, n in connection.execute(invalid_pd_counts(cols)).all():
             out[cols.population_name(code)] = int(n or 0)
     return out
+
+
+def with_copies(request: CollectRequest, excluded: dict[str, Exclusions]) -> dict[str, Exclusions]:
+    """``excluded`` with the counts of each population that is a copy of another (its loans,
+    :attr:`~.request.Population.copy_of`): those of the population it copies."""
+    copies = {c: p for p, cs in request.copies().items() for c in cs if p in excluded}
+    return {**excluded, **{copy: excluded[of] for copy, of in copies.items()}}

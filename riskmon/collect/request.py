@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -80,6 +80,10 @@ class Population:
     name: str
     window: DateWindow
     labeled: bool
+    #: a population of the request over the same window, whose loans are this one's: this one
+    #: is not read again, its tables are made from that one's rows (every statement groups on
+    #: the label, so the rows are the same; a freeze's baseline beside its development window)
+    copy_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -125,6 +129,14 @@ class CollectRequest:
     all_usable: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
+        windows = {p.name: p for p in self.populations}
+        for population in self.populations:
+            source = windows.get(population.copy_of or population.name)
+            if source is None or source.window != population.window or source.copy_of:
+                raise ValueError(
+                    f"population {population.name!r} is a copy of {population.copy_of!r}, "
+                    "which must be a population of the request over the same window, read itself"
+                )
         if self.target is None:
             if self.downturn is not None:
                 raise ValueError(f"a second prediction {self.downturn!r} needs a target column")
@@ -140,6 +152,26 @@ class CollectRequest:
 
     def variable(self, name: str) -> Variable:
         return next(v for v in self.variables if v.name == name)
+
+    def copies(self) -> dict[str, list[str]]:
+        """Per population read, the populations made from its rows (:attr:`Population.copy_of`)."""
+        out: dict[str, list[str]] = {}
+        for population in self.populations:
+            if population.copy_of is not None:
+                out.setdefault(population.copy_of, []).append(population.name)
+        return out
+
+    def read(self) -> CollectRequest:
+        """The request as read: without the populations that are copies of another (its census,
+        of a copy, taken on the population it copies)."""
+        copies = {p.name: p.copy_of for p in self.populations if p.copy_of is not None}
+        if not copies:
+            return self
+        return replace(
+            self,
+            populations=[p for p in self.populations if p.copy_of is None],
+            census_population=copies.get(self.census_population or "", self.census_population),
+        )
 
     @property
     def n_sums(self) -> int:

@@ -129,22 +129,24 @@ def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
     for cell_key in aggregate.cells:
         by_variable[(cell_key[0], cell_key[1])].append(cell_key)
     rollups: dict[tuple[Any, ...], list[str]] = {}  # a few distinct segment values
+    copies = request.copies()  # their tables are made from the rows of the one they copy
     for population, variable in list(by_variable):
         cell_keys = by_variable.pop((population, variable))
-        is_labeled = labeled[population]
-        rows = _segment_rows(request, aggregate, cell_keys, is_labeled, rollups, sums)
-        for segment, group in rows.items():
-            usable = [r for r in group if r[1] is not None] if is_labeled else group
-            tables[(population, variable, segment)] = CountTable.from_rows(
-                ((key, _label(label) if is_labeled else None, n, w) for key, label, n, w in usable),
-                binning=binnings[variable],
-                labeled=is_labeled,
-            )
-            if variable == first_variable:
-                n_all = sum(r[2] for r in group)
-                n_unlabeled = sum(r[2] for r in group if r[1] is None)
-                counts[(population, segment)] = PopulationCounts(n_all, n_unlabeled)
-        del rows
+        for name in (population, *copies.get(population, ())):
+            is_labeled = labeled[name]
+            rows = _segment_rows(request, aggregate, cell_keys, is_labeled, rollups, sums, name)
+            for segment, group in rows.items():
+                usable = [r for r in group if r[1] is not None] if is_labeled else group
+                tables[(name, variable, segment)] = CountTable.from_rows(
+                    ((k, _label(label) if is_labeled else None, n, w) for k, label, n, w in usable),
+                    binning=binnings[variable],
+                    labeled=is_labeled,
+                )
+                if variable == first_variable:
+                    n_all = sum(r[2] for r in group)
+                    n_unlabeled = sum(r[2] for r in group if r[1] is None)
+                    counts[(name, segment)] = PopulationCounts(n_all, n_unlabeled)
+            del rows
         _let_go(aggregate, cell_keys, request.variable(variable))
     blocks = _block_tables(request, aggregate, labeled, binnings, rollups)
     for key, table, n_all, n_unlabeled in blocks:
@@ -197,12 +199,14 @@ def _segment_rows(
     labeled: bool,
     rollups: dict[tuple[Any, ...], list[str]],
     sums: _Sums,
+    population: str,
 ) -> dict[str, list[tuple[Any, Any, int, float]]]:
     """The rows ``(key, label, rows, weight)`` per segment of one population's variable (its
-    ``cell_keys``); its PD sums and moments are added to ``sums``."""
+    ``cell_keys``, or those of the population ``population`` is a copy of); its PD sums and
+    moments are added to ``sums``."""
     rows: dict[str, list[tuple[Any, Any, int, float]]] = defaultdict(list)
     for cell_key in cell_keys:
-        population, variable, segment_values, label, key = cell_key
+        _, variable, segment_values, label, key = cell_key
         n, w = aggregate.cells[cell_key]
         segments = _segments_of(request, rollups, segment_values)
         row = (key, label, int(n), w)
