@@ -132,21 +132,22 @@ def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
     copies = request.copies()  # their tables are made from the rows of the one they copy
     for population, variable in list(by_variable):
         cell_keys = by_variable.pop((population, variable))
-        for name in (population, *copies.get(population, ())):
-            is_labeled = labeled[name]
-            rows = _segment_rows(request, aggregate, cell_keys, is_labeled, rollups, sums, name)
-            for segment, group in rows.items():
+        names = {name: labeled[name] for name in (population, *copies.get(population, ()))}
+        rows = _segment_rows(request, aggregate, cell_keys, names, rollups, sums)
+        for segment, group in rows.items():
+            for name, is_labeled in names.items():
                 usable = [r for r in group if r[1] is not None] if is_labeled else group
                 tables[(name, variable, segment)] = CountTable.from_rows(
                     ((k, _label(label) if is_labeled else None, n, w) for k, label, n, w in usable),
                     binning=binnings[variable],
                     labeled=is_labeled,
                 )
-                if variable == first_variable:
-                    n_all = sum(r[2] for r in group)
-                    n_unlabeled = sum(r[2] for r in group if r[1] is None)
+            if variable == first_variable:
+                n_all = sum(r[2] for r in group)
+                n_unlabeled = sum(r[2] for r in group if r[1] is None)
+                for name in names:
                     counts[(name, segment)] = PopulationCounts(n_all, n_unlabeled)
-            del rows
+        del rows
         _let_go(aggregate, cell_keys, request.variable(variable))
     blocks = _block_tables(request, aggregate, labeled, binnings, rollups)
     for key, table, n_all, n_unlabeled in blocks:
@@ -196,37 +197,37 @@ def _segment_rows(
     request: CollectRequest,
     aggregate: Aggregate,
     cell_keys: list[Key],
-    labeled: bool,
+    populations: Mapping[str, bool],
     rollups: dict[tuple[Any, ...], list[str]],
     sums: _Sums,
-    population: str,
 ) -> dict[str, list[tuple[Any, Any, int, float]]]:
     """The rows ``(key, label, rows, weight)`` per segment of one population's variable (its
-    ``cell_keys``, or those of the population ``population`` is a copy of); its PD sums and
-    moments are added to ``sums``."""
+    ``cell_keys``), which the populations that copy it count too; the PD sums and moments of
+    each of ``populations`` (the population and its copies, each labeled or not) are added to
+    ``sums``."""
     rows: dict[str, list[tuple[Any, Any, int, float]]] = defaultdict(list)
     for cell_key in cell_keys:
         _, variable, segment_values, label, key = cell_key
         n, w = aggregate.cells[cell_key]
         segments = _segments_of(request, rollups, segment_values)
         row = (key, label, int(n), w)
-        cell_sums = aggregate.sums.get(cell_key)
-        cell_moments = aggregate.moments.get(cell_key)
-        # the PD sums and the moments of the loans the count tables count (a labeled
-        # population's loans without a label are counted apart)
-        counted = not (labeled and label is None)
         for segment in segments:
             rows[segment].append(row)
-        if not counted:
-            continue
-        if cell_sums is not None:
-            summed = (key, _label(label) if labeled else 0, int(n), w, cell_sums)
-            for segment in segments:
-                sums.pd[(population, variable, segment)].append(summed)
-        if cell_moments is not None:
-            moments = (key, int(n), w, cell_moments)
-            for segment in segments:
-                sums.moments[(population, variable, segment)].append(moments)
+        cell_sums = aggregate.sums.get(cell_key)
+        cell_moments = aggregate.moments.get(cell_key)
+        for population, labeled in populations.items():
+            # the PD sums and the moments of the loans the count tables count (a labeled
+            # population's loans without a label are counted apart)
+            if labeled and label is None:
+                continue
+            if cell_sums is not None:
+                summed = (key, _label(label) if labeled else 0, int(n), w, cell_sums)
+                for segment in segments:
+                    sums.pd[(population, variable, segment)].append(summed)
+            if cell_moments is not None:
+                moments = (key, int(n), w, cell_moments)
+                for segment in segments:
+                    sums.moments[(population, variable, segment)].append(moments)
     return rows
 
 
