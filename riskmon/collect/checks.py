@@ -52,10 +52,10 @@ def overflowing_sum(
     weighted = request.weight is not None
     pd_names = [*PD_SUMS, *(WEIGHTED_PD_SUMS if weighted else ())]
     moment_names = [*TARGET_MOMENTS, *(WEIGHTED_TARGET_MOMENTS if weighted else ())]
-    for held, names in ((aggregate.sums, pd_names), (aggregate.moments, moment_names)):
+    for which, names in (("sums", pd_names), ("moments", moment_names)):
         totals: dict[str, Any] = {}
         with np.errstate(over="ignore", invalid="ignore"):
-            for (population, *_), values in held.items():
+            for (population, *_), values in aggregate.sum_items(which):
                 totals[population] = totals.get(population, 0.0) + np.abs(values)
         for population, total in totals.items():
             for name, value in zip(names, np.atleast_1d(total).tolist(), strict=False):
@@ -128,17 +128,27 @@ def check_cells(request: CollectRequest, aggregate: Aggregate, score: str) -> Ce
     labels: set[Any] = set()
     nulls, bad = 0, set()
     weights: dict[str, float] = defaultdict(float)
-    for (population, variable, _, label, key), (n, w) in aggregate.cells.items():
-        labels.add(label)
-        if variable in raw:
-            if key is None:
-                nulls += int(n)
-            elif not _is_number(key):
-                bad.add(key)
-        elif variable == missing_variable and key == missing:
-            nulls += int(n)
-        if variable == first:
-            weights[population] += abs(w)
+    for (population, variable), table in aggregate.tables.items():
+        counts = table.summed()[0]  # a cell's rows and weight, per its codes
+        labels.update(aggregate.labels.values[c] for c in np.unique(counts.codes[:, 1]).tolist())
+        if variable in raw or variable == missing_variable:
+            # per distinct key: its rows (counts of loans, exact as doubles)
+            codes, at = np.unique(counts.codes[:, 2], return_inverse=True)
+            key_rows = np.bincount(
+                at.reshape(-1), weights=counts.values[:, 0], minlength=len(codes)
+            )
+            values = aggregate.keys[variable].values
+            for code, n in zip(codes.tolist(), key_rows.tolist(), strict=True):
+                key = values[code]
+                if variable in raw:
+                    if key is None:
+                        nulls += int(n)
+                    elif not _is_number(key):
+                        bad.add(key)
+                elif key == missing:
+                    nulls += int(n)
+        if variable == first:  # added cell by cell, in their order, as ever
+            weights[population] += sum(abs(w) for w in counts.values[:, 1].tolist())
     for (population, variable, _, label), block in aggregate.blocks.items():
         labels.add(label)  # a block's keys are numbers (``Aggregate.blocks``), never NULL
         if variable == missing_variable and missing is not None:

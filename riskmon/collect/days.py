@@ -158,14 +158,14 @@ def split(
         for p in read
         for name, day in [split_name(p.name)]
     }
-    for (population, *rest), (n, w) in aggregate.cells.items():
-        out[split_name(population)].add(_cell_key(rest), int(n), float(w))
+    for (population, *rest), n, w in aggregate.cell_items():
+        out[split_name(population)].add(_cell_key(rest), n, w)
     for (population, variable, segments, label), column in aggregate.columns.items():
         out[split_name(population)].cells[(variable, segments, label)] = column.packed()
-    for (population, *rest), values in aggregate.sums.items():
-        out[split_name(population)].sums[tuple(rest)] = [float(v) for v in values]
-    for (population, *rest), values in aggregate.moments.items():
-        out[split_name(population)].moments[tuple(rest)] = [float(v) for v in values]
+    for (population, *rest), values in aggregate.sum_items("sums"):
+        out[split_name(population)].sums[tuple(rest)] = values.tolist()
+    for (population, *rest), values in aggregate.sum_items("moments"):
+        out[split_name(population)].moments[tuple(rest)] = values.tolist()
     return out
 
 
@@ -191,12 +191,10 @@ def merge(
                 aggregate.count_invalid_pd("", cell.invalid_pd)
             for group, column in cell.cells.items():
                 groups.setdefault(group, []).append(column)
-            for held, source in ((aggregate.sums, cell.sums), (aggregate.moments, cell.moments)):
+            for which, source in (("sums", cell.sums), ("moments", cell.moments)):
                 for key, values in source.items():
                     full: Key = (name, *key)
-                    before = held.get(full)
-                    array = np.asarray(values, dtype=np.float64)
-                    held[full] = array if before is None else before + array
+                    aggregate.add_sums(full, which, values)
             if cell.exclusions is not None:
                 excluded[name] = _add(excluded.get(name), cell.exclusions)
         summed = {group: add_up_column(columns) for group, columns in groups.items()}
@@ -213,7 +211,15 @@ def merge(
                 keys, rows, weights = (list(c) for c in zip(*add_up_by_key(columns), strict=True))
             else:
                 keys, rows, weights = total.lists()
-            aggregate.add_cells([(name, variable, kept, label, key) for key in keys], rows, weights)
+            cells = (np.zeros(len(keys), np.intp), np.arange(len(keys)))
+            aggregate.add_grouped(
+                variable,
+                aggregate.groups([(name, kept, label)]),
+                keys,
+                cells,
+                np.asarray(rows, np.int64),
+                None if weights is None else np.asarray(weights, np.float64),
+            )
     return aggregate, excluded
 
 

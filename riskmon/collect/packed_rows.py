@@ -2,7 +2,7 @@
 time, as arrays: each row counts once for every variable of its pack, so a batch of rows
 holds each (population, segment, label, bin) of a variable many times over; it is summed
 with numpy first (``bincount``, which adds in row order, as adding row by row does) and each
-cell is then added once (:meth:`Aggregate.add_cells`). The cells, their sums and the counts of
+cell is then added once (:meth:`Aggregate.add_grouped`). The cells, their sums and the counts of
 invalid weights, PDs and targets are those :func:`.grouped.run` adds row by row, but for the
 rounding of a cell whose rows span two batches."""
 
@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from riskmon.collect.aggregate import Aggregate, Key
+from riskmon.collect.aggregate import Aggregate, Groups
 from riskmon.collect.census import LevelTally
 from riskmon.collect.request import Variable
 from riskmon.collect.selection import QueryColumns
@@ -77,6 +77,9 @@ class PackedRows:
         sums = _stack(columns[end - self.n_sums + 1 : end]) if self.n_sums else None
         moments = _stack(columns[end + 1 :]) if self.n_moments else None
         groups, heads = _codes(list(zip(*columns[: 2 + s], strict=True)))
+        coded = self.aggregate.groups(
+            [(self.cols.population_name(h[0]), h[1 : 1 + s], h[1 + s]) for h in heads]
+        )
         names = [v.name for v in self.variables]
         for i, (name, to_bin) in enumerate(zip(names, self.binners, strict=True)):
             keys, distinct = _codes(columns[2 + s + i])
@@ -84,9 +87,10 @@ class PackedRows:
             cells, first = pd.factorize(groups * len(binned) + bins[keys])
             self._add_cells(
                 name,
-                [heads[g] for g in first // len(binned)],
-                [binned[b] for b in first % len(binned)],
+                coded,
+                binned,
                 cells,
+                np.divmod(first, len(binned)),
                 rows,
                 weights,
                 sums if name in self.summed else None,
@@ -104,26 +108,25 @@ class PackedRows:
     def _add_cells(
         self,
         name: str,
-        heads: list[tuple[Any, ...]],
+        groups: Groups,
         bins: list[Any],
         cells: npt.NDArray[np.intp],
+        heads: tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]],
         rows: npt.NDArray[np.int64],
         weights: npt.NDArray[np.float64] | None,
         sums: npt.NDArray[np.float64] | None,
         moments: npt.NDArray[np.float64] | None,
     ) -> None:
-        n = len(heads)
-        counts = np.bincount(cells, weights=rows, minlength=n)
-        summed_weights = None if weights is None else np.bincount(cells, weights, n).tolist()
-        aggregate, cols, s = self.aggregate, self.cols, self.n_segments
-        keys: list[Key] = [
-            (cols.population_name(h[0]), name, aggregate.segment(h[1 : 1 + s]), h[1 + s], key)
-            for h, key in zip(heads, bins, strict=True)
-        ]
-        aggregate.add_cells(
-            keys,
-            [int(c) for c in counts],
-            summed_weights,
+        """The rows of variable ``name`` summed per cell (``cells``: each row's); ``heads``:
+        each cell's group (of ``groups``) and bin (of ``bins``)."""
+        n = len(heads[0])
+        self.aggregate.add_grouped(
+            name,
+            groups,
+            bins,
+            heads,
+            np.bincount(cells, weights=rows, minlength=n).astype(np.int64),
+            None if weights is None else np.bincount(cells, weights, n),
             None if sums is None else _by_cell(cells, sums, n),
             None if moments is None else _by_cell(cells, moments, n),
         )

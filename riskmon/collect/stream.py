@@ -139,7 +139,7 @@ def _add_chunk(
     moments = None if targets is None else targets[1]
     group_index, decoded = _groups(head)
     n_groups = len(decoded)
-    groups = _group_keys(aggregate, cols, decoded, n_segments)
+    groups = aggregate.groups(_group_keys(cols, decoded, n_segments))
     for variable in request.variables:
         raw = values[position[variable.name]]
         if variable.on_pd and request.pd is not None:
@@ -179,13 +179,13 @@ def _add_chunk(
             )
         filled = np.flatnonzero(rows)
         in_group, in_keys = np.divmod(filled, n_keys)
-        aggregate.add_cells(
-            [
-                (groups[g][0], variable.name, groups[g][1], groups[g][2], key_values[k])
-                for g, k in zip(in_group.tolist(), in_keys.tolist(), strict=True)
-            ],
-            rows[filled].tolist(),
-            None if summed is None else summed[filled].tolist(),
+        aggregate.add_grouped(
+            variable.name,
+            groups,
+            key_values,
+            (in_group, in_keys),
+            rows[filled],
+            None if summed is None else summed[filled],
             None if sums is None else sums[filled],
             None if cell_moments is None else cell_moments[filled],
         )
@@ -193,15 +193,11 @@ def _add_chunk(
 
 
 def _group_keys(
-    aggregate: Aggregate, cols: QueryColumns, decoded: list[tuple[Any, ...]], n_segments: int
+    cols: QueryColumns, decoded: list[tuple[Any, ...]], n_segments: int
 ) -> list[tuple[str, tuple[Any, ...], Any]]:
-    """Each group's (population, segment values, label), its segment values held once."""
+    """Each group's (population, segment values, label)."""
     return [
-        (
-            cols.population_name(code),
-            aggregate.segment(tuple(rest[:n_segments])),
-            rest[n_segments],
-        )
+        (cols.population_name(code), tuple(rest[:n_segments]), rest[n_segments])
         for code, *rest in decoded
     ]
 

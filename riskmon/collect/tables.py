@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from riskmon.collect.aggregate import Aggregate, BlockKey, Key
+from riskmon.collect.aggregate import Aggregate, BlockKey, Cell
 from riskmon.collect.compact import CountTables
 from riskmon.collect.daycells import Column
 from riskmon.collect.migration_tables import MigrationTables
@@ -125,15 +125,12 @@ def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
     first_variable = request.variables[0].name
     # one variable of one population at a time: only its rows per segment are held at once
     # beside the cells (with thousands of segments, all rows at once doubled the cells' memory)
-    by_variable: dict[tuple[str, str], list[Key]] = defaultdict(list)
-    for cell_key in aggregate.cells:
-        by_variable[(cell_key[0], cell_key[1])].append(cell_key)
     rollups: dict[tuple[Any, ...], list[str]] = {}  # a few distinct segment values
     copies = request.copies()  # their tables are made from the rows of the one they copy
-    for population, variable in list(by_variable):
-        cell_keys = by_variable.pop((population, variable))
+    for population, variable in list(aggregate.tables):
+        cells = aggregate.read(population, variable)
         names = {name: labeled[name] for name in (population, *copies.get(population, ()))}
-        rows = _segment_rows(request, aggregate, cell_keys, names, rollups, sums)
+        rows = _segment_rows(request, cells, names, rollups, sums)
         for segment, group in rows.items():
             for name, is_labeled in names.items():
                 usable = [r for r in group if r[1] is not None] if is_labeled else group
@@ -148,7 +145,7 @@ def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
                 for name in names:
                     counts[(name, segment)] = PopulationCounts(n_all, n_unlabeled)
         del rows
-        _let_go(aggregate, cell_keys, request.variable(variable))
+        del aggregate.tables[(population, variable)]  # its cells are made into tables
     blocks = _block_tables(request, aggregate, labeled, binnings, rollups)
     for key, table, n_all, n_unlabeled in blocks:
         tables[key] = table
@@ -173,18 +170,6 @@ def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
     )
 
 
-def _let_go(aggregate: Aggregate, cell_keys: list[Key], variable: Variable) -> None:
-    """Take the cells ``cell_keys`` of ``variable``, made into tables, out of ``aggregate``
-    (and their PD sums and moments, where the variable has them)."""
-    cells = aggregate.cells
-    for cell_key in cell_keys:
-        del cells[cell_key]
-    for held, kept in ((aggregate.sums, variable.sums), (aggregate.moments, variable.moments)):
-        if kept and held:
-            for cell_key in cell_keys:
-                held.pop(cell_key, None)
-
-
 @dataclass(frozen=True)
 class _Sums:
     """The PD sums and the target's moments of the cells, per (population, variable, segment)."""
@@ -195,37 +180,32 @@ class _Sums:
 
 def _segment_rows(
     request: CollectRequest,
-    aggregate: Aggregate,
-    cell_keys: list[Key],
+    cells: Iterator[Cell],
     populations: Mapping[str, bool],
     rollups: dict[tuple[Any, ...], list[str]],
     sums: _Sums,
 ) -> dict[str, list[tuple[Any, Any, int, float]]]:
     """The rows ``(key, label, rows, weight)`` per segment of one population's variable (its
-    ``cell_keys``), which the populations that copy it count too; the PD sums and moments of
-    each of ``populations`` (the population and its copies, each labeled or not) are added to
+    ``cells``), which the populations that copy it count too; the PD sums and moments of each
+    of ``populations`` (the population and its copies, each labeled or not) are added to
     ``sums``."""
     rows: dict[str, list[tuple[Any, Any, int, float]]] = defaultdict(list)
-    for cell_key in cell_keys:
-        _, variable, segment_values, label, key = cell_key
-        n, w = aggregate.cells[cell_key]
+    for (_, variable, segment_values, label, key), n, w, cell_sums, cell_moments in cells:
         segments = _segments_of(request, rollups, segment_values)
-        row = (key, label, int(n), w)
+        row = (key, label, n, w)
         for segment in segments:
             rows[segment].append(row)
-        cell_sums = aggregate.sums.get(cell_key)
-        cell_moments = aggregate.moments.get(cell_key)
         for population, labeled in populations.items():
             # the PD sums and the moments of the loans the count tables count (a labeled
             # population's loans without a label are counted apart)
             if labeled and label is None:
                 continue
             if cell_sums is not None:
-                summed = (key, _label(label) if labeled else 0, int(n), w, cell_sums)
+                summed = (key, _label(label) if labeled else 0, n, w, cell_sums)
                 for segment in segments:
                     sums.pd[(population, variable, segment)].append(summed)
             if cell_moments is not None:
-                moments = (key, int(n), w, cell_moments)
+                moments = (key, n, w, cell_moments)
                 for segment in segments:
                     sums.moments[(population, variable, segment)].append(moments)
     return rows

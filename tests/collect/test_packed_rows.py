@@ -114,15 +114,16 @@ def test_packed_rows_add_up_as_row_by_row(rows: list[tuple[Any, ...]], cuts: lis
     expected_invalid = _reference(expected, rows, names, expected_tally)
     for exact, (aggregate, tally, invalid) in zip((True, False), results, strict=True):
         assert invalid == expected_invalid
-        assert aggregate.cells.keys() == expected.cells.keys()
-        for key, (n, w) in expected.cells.items():
-            got_n, got_w = aggregate.cells[key]
+        got, wanted_cells = aggregate.cell_dict(), expected.cell_dict()
+        assert got.keys() == wanted_cells.keys()
+        for key, (n, w) in wanted_cells.items():
+            got_n, got_w = got[key]
             assert got_n == n
             assert type(got_n) is int
             assert got_w == w if exact else np.isclose(got_w, w, rtol=1e-12, atol=0)
         for held, wanted in (
-            (aggregate.sums, expected.sums),
-            (aggregate.moments, expected.moments),
+            (aggregate.sum_dict("sums"), expected.sum_dict("sums")),
+            (aggregate.sum_dict("moments"), expected.sum_dict("moments")),
         ):
             assert held.keys() == wanted.keys()
             for key, values in wanted.items():
