@@ -106,11 +106,16 @@ class Aggregate:
             table = self.tables[(population, variable)] = CellTable()
         return table
 
-    def _codes(self, key: Key) -> tuple[int, int, int]:
-        _, variable, values, label, value = key
+    def key_codes(self, variable: str) -> Codes:
+        """The codes of ``variable``'s keys (new ones if it has none yet)."""
         keys = self.keys.get(variable)
         if keys is None:
             keys = self.keys[variable] = Codes()
+        return keys
+
+    def _codes(self, key: Key) -> tuple[int, int, int]:
+        _, variable, values, label, value = key
+        keys = self.key_codes(variable)
         return self.segments.code(values), self.labels.code(label), keys.code(value)
 
     def groups(self, groups: Sequence[tuple[str, tuple[Any, ...], Any]]) -> Groups:
@@ -145,9 +150,7 @@ class Aggregate:
         group, key = cells
         if not len(group):
             return
-        key_codes = self.keys.get(variable)
-        if key_codes is None:
-            key_codes = self.keys[variable] = Codes()
+        key_codes = self.key_codes(variable)
         coded_keys = np.asarray([key_codes.code(k) for k in keys], dtype=np.int64)
         codes = np.empty((len(group), 3), np.int64)
         codes[:, :2] = groups.codes[group]
@@ -171,8 +174,7 @@ class Aggregate:
         segments = _recoded(self.segments, other.segments)
         labels = _recoded(self.labels, other.labels)
         for (population, variable), theirs in other.tables.items():
-            mine = self.keys.setdefault(variable, Codes())
-            keys = _recoded(mine, other.keys[variable])
+            keys = _recoded(self.key_codes(variable), other.keys[variable])
             counts, sums, moments = theirs.summed()
             table = self.table(population, variable)
             for which, log in (("counts", counts), ("sums", sums), ("moments", moments)):
