@@ -98,7 +98,7 @@ class CellLog:
         codes = np.concatenate([self.codes, *self._codes])
         values = np.concatenate([self.values, *self._values])
         self._codes, self._values, self._pending = [], [], 0
-        _, first, inverse = _distinct(codes)
+        first, inverse = _distinct(codes)
         order = np.argsort(first)  # the cells in the order they first came
         rank = np.empty(len(order), dtype=np.intp)
         rank[order] = np.arange(len(order))
@@ -110,21 +110,19 @@ class CellLog:
             self.values[:, j] = np.bincount(cell, weights=values[:, j], minlength=n)
 
 
-def _distinct(
-    codes: npt.NDArray[np.int64],
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+def _distinct(codes: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
     """``np.unique`` of the rows of ``codes``: each distinct row's first index, and each row's
     distinct row (by one integer per row where the codes' ranges allow it)."""
     if not len(codes):
         empty = np.empty(0, np.intp)
-        return codes, empty, empty
+        return empty, empty
     sizes = [int(s) for s in codes.max(axis=0) + 1]
     if sizes[0] * sizes[1] * sizes[2] < 2**62:
         combined = (codes[:, 0] * sizes[1] + codes[:, 1]) * sizes[2] + codes[:, 2]
-        unique, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+        _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
     else:  # pragma: no cover - more distinct segments, labels and keys than 2**62 together
-        unique, first, inverse = np.unique(codes, axis=0, return_index=True, return_inverse=True)
-    return unique, first, inverse.reshape(-1)
+        _, first, inverse = np.unique(codes, axis=0, return_index=True, return_inverse=True)
+    return first, inverse.reshape(-1)
 
 
 class CellTable:
