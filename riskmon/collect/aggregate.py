@@ -70,10 +70,9 @@ class Aggregate:
 
     @classmethod
     def reading(cls, request: CollectRequest) -> Aggregate:
-        """The aggregate of ``request``'s rows: by day, its raw variables held in columns (a
-        ``GROUP BY`` returns each of their keys once; about a key a loan or two)."""
-        raw = [v.name for v in request.variables if not (v.binning or v.sums or v.moments)]
-        return cls(columnar=frozenset(raw if request.by_day else ()))
+        """The aggregate of ``request``'s rows, its columnar variables held in columns
+        (:attr:`CollectRequest.columnar`)."""
+        return cls(columnar=request.columnar)
 
     def add(
         self, key: Key, rows: int, weight: float | None, sums: Any = None, moments: Any = None

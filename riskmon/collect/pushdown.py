@@ -9,7 +9,9 @@ names its default (see ``benchmarks/collect.md`` for the measurements behind the
 - ``packed``: one statement per *pack* of variables, grouping the loans on all of the pack's
   keys at once, so that 22 variables take 8 scans instead of 22 (variables join a pack while
   the product of their bin counts stays within :data:`PACK_CELLS`). The combinations are
-  summed into one table per variable in Python, or where the engine's profile says
+  summed into one table per variable in Python, as arrays (a pack of one as well, such as the
+  score's distinct values; but a pass by day keeps a raw variable's cells in columns, row by
+  row, so its statement is a tagged one), or where the engine's profile says
   ``marginals_in_sql`` (DuckDB) by an outer ``GROUP BY GROUPING SETS`` over the grouped rows
   (PostgreSQL plans that outer aggregate with a sort of every loan once the table is large:
   218 s instead of 33 s at 10M loans). Where the profile says ``categories_by_text`` a
@@ -152,9 +154,12 @@ def statements(
             raw = engine.categories_by_text
             for pack in packs(request.variables):
                 sums = cols.cell_sums(pack)
-                if len(pack) == 1:
+                if len(pack) == 1 and pack[0].name in request.columnar:
                     select_ = _grouped(cols, pack[0], tag=True, sums=sums)
                     yield Statement(select_, cols, "tagged", sums=sums)
+                elif len(pack) == 1:  # its rows added as arrays; its SQL as a tagged one's
+                    select_ = _packed(cols, pack, sums=sums)
+                    yield Statement(select_, cols, "packed", (*pack,), sums=sums)
                 elif engine.marginals_in_sql:
                     select_ = _pack_marginals(cols, pack, sums=sums)
                     yield Statement(select_, cols, "grouping_sets", (*pack,), sums=sums)

@@ -174,6 +174,15 @@ class CollectRequest:
         )
 
     @property
+    def columnar(self) -> frozenset[str]:
+        """The variables whose cells the aggregate holds in columns, a row at a time: by day,
+        those on raw values (a ``GROUP BY`` returns each of their keys once; about a key a
+        loan or two)."""
+        if not self.by_day:
+            return frozenset()
+        return frozenset(v.name for v in self.variables if not (v.binning or v.sums or v.moments))
+
+    @property
     def n_sums(self) -> int:
         """How many PD sums a cell of a ``sums`` variable carries."""
         if self.pd is None:

@@ -361,6 +361,33 @@ def test_the_invalid_weight_count_counts_each_loan_once(database: tuple[str, str
             collect(source, request(), strategy=strategy)
 
 
+def test_a_pack_of_one_is_read_as_packed_rows_but_by_day_raw_values_row_by_row() -> None:
+    """A variable alone in its pack is added as arrays (``packed`` rows: its SQL a tagged
+    statement's without the variable's name); a pass by day keeps its raw variables' cells in
+    columns, row by row, so their statements stay tagged."""
+    from sqlalchemy import column as sql_column
+    from sqlalchemy import table as sql_table
+
+    from riskmon.collect.engines import profile_for
+
+    names = ["score_date", "pd_score", "bad", "income", "region", "grade", "channel", "exposure"]
+    loans = sql_table("loans", *(sql_column(n) for n in names))
+    profile = profile_for("postgresql")
+
+    def layouts(req: CollectRequest) -> list[tuple[str, tuple[str, ...]]]:
+        return [
+            (s.layout, tuple(v.name for v in s.variables))
+            for s in pushdown.statements(loans, req, "packed", profile)
+        ]
+
+    binned = ("packed", ("score", "income", "region", "grade"))
+    assert layouts(request()) == [binned, ("packed", ("score_values",))]
+    by_day = dataclasses.replace(request(), by_day=True)
+    assert by_day.columnar == {"score_values"}
+    assert request().columnar == set()
+    assert set(layouts(by_day)) == {binned, ("tagged", ())}  # a statement per group of days
+
+
 def test_packed_groups_text_only_for_one_level_a_bin() -> None:
     region, grade = VARIABLES[3], VARIABLES[4]  # ("N",), ("S",), ("E",) / ..., ("3", "4")
     assert pushdown.by_text(region, raw_categories=True)
