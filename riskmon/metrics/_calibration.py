@@ -15,6 +15,7 @@ ones.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,9 @@ DEFAULT_BINOMIAL_ALPHA = 0.01
 def _grade(defaults: Any, n: Any, pd: Any, *, closed: bool = False) -> tuple[float, float, float]:
     """One grade's D, N and PD as floats; raise unless each is one number, 0 <= D <= N and, when
     N > 0, PD in (0, 1) ([0, 1] when ``closed``; an empty grade's PD is not read: NaN)."""
+    plain = _plain_grade(defaults, n, pd, closed=closed)
+    if plain is not None:
+        return plain
     for name, value in (("defaults", defaults), ("n", n), ("pd", pd)):
         if np.ndim(value) != 0:
             raise InvalidDataError(
@@ -46,6 +50,27 @@ def _grade(defaults: Any, n: Any, pd: Any, *, closed: bool = False) -> tuple[flo
             )
     d, total = check_default_counts(defaults, n)
     return float(d[0]), float(total[0]), float(check_grade_pds(pd, total, closed=closed)[0])
+
+
+def _plain_grade(
+    defaults: Any, n: Any, pd: Any, *, closed: bool
+) -> tuple[float, float, float] | None:
+    """:func:`_grade` of Python numbers that pass its checks as they are (no count above N by
+    rounding), without numpy: a run tests thousands of grades one at a time. None for anything
+    else, which :func:`_grade` checks in full (and raises for with its messages)."""
+    if not all(type(v) in (float, int) for v in (defaults, n, pd)):
+        return None
+    try:
+        d, total, p = float(defaults), float(n), float(pd)
+    except OverflowError:  # an int beyond a double's range
+        return None
+    if not (math.isfinite(d) and math.isfinite(total) and 0.0 <= d <= total):
+        return None
+    d = d if d < total else total  # as numpy.minimum(d, total): N where they are equal
+    if total == 0.0:
+        return d, total, math.nan
+    inside = 0.0 <= p <= 1.0 if closed else 0.0 < p < 1.0
+    return (d, total, p) if inside else None
 
 
 # --------------------------------------------------------------------------- Jeffreys

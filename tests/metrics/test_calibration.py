@@ -363,3 +363,46 @@ def test_binomial_is_defined_at_a_pd_of_exactly_0_or_1(d: int, n: int, pd: float
     # P(X >= k) is 1 up to N·PD and 0 beyond it
     assert r.critical_value == round(n * pd) + 1
     assert r.expected == n * pd
+
+
+_COUNTS = st.one_of(
+    st.integers(-2, 60),
+    st.floats(-1.0, 60.0),
+    st.sampled_from([0, 0.0, -0.0, 1e-300, math.inf, math.nan]),
+)
+_PDS = st.one_of(
+    st.floats(-0.5, 1.5),
+    st.sampled_from([0.0, 1.0, -0.0, 5e-324, 1 - 1e-16, 1, 0, math.nan]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(d=_COUNTS, n=_COUNTS, pd=_PDS, closed=st.booleans())
+def test_a_grade_of_plain_numbers_is_read_as_the_full_checks_read_it(
+    d: float, n: float, pd: float, closed: bool
+) -> None:
+    """The grade of Python numbers read without numpy (``_plain_grade``) is the one the full
+    checks give, bit for bit; what it does not read itself the full checks read (or refuse)."""
+    module = importlib.import_module("riskmon.metrics._calibration")
+    plain = module._plain_grade(d, n, pd, closed=closed)
+    try:
+        full = module._grade(np.float64(d), np.float64(n), np.float64(pd), closed=closed)
+    except InvalidDataError:
+        assert plain is None
+        return
+    if plain is None:  # left to the full checks: a count above N by rounding only
+        assert d > n
+        return
+
+    def bits(values: tuple[float, float, float]) -> list[str]:
+        return ["nan" if math.isnan(v) else v.hex() for v in values]
+
+    assert bits(plain) == bits(full)
+
+
+def test_a_grade_of_numbers_no_double_holds_is_left_to_the_full_checks() -> None:
+    module = importlib.import_module("riskmon.metrics._calibration")
+    assert module._plain_grade(10**400, 10**401, 0.5, closed=True) is None
+    assert module._plain_grade(np.float64(1), 2.0, 0.5, closed=True) is None  # not a plain float
+    assert module._plain_grade(True, 2, 0.5, closed=True) is None
+    assert module._plain_grade(1, 2, 0.5, closed=True) == (1.0, 2.0, 0.5)
