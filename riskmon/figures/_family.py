@@ -363,11 +363,8 @@ def edges(table: CountTable) -> tuple[list[float | None], list[float | None]]:
     k = len(table.labels)
     if table.binning is None or table.binning.kind != "numeric":
         return [None] * k, [None] * k
-    frame = table.binning.describe()
-    return (
-        [finite(float(v)) for v in frame["lower"]],
-        [finite(float(v)) for v in frame["upper"]],
-    )
+    lower, upper = table.binning.bounds()
+    return [finite(v) for v in lower.tolist()], [finite(v) for v in upper.tolist()]
 
 
 def characteristics(model: ModelConfig) -> Sequence[str]:

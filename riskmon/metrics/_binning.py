@@ -223,13 +223,13 @@ class Binning:
         assert unseen is not None, "text_bin is for categorical binnings"
         return self._level_bins.get(text, unseen)
 
-    def describe(self) -> pd.DataFrame:
-        """One row per bin: ``bin`` (label), ``lower`` and ``upper`` (numeric bins, the
-        interval ``(lower, upper]``), ``levels`` (categorical bins, a tuple of level texts)."""
+    def bounds(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Each bin's ``lower`` and ``upper`` bound (numeric bins, the interval ``(lower,
+        upper]``; a special value's bin from the value to itself), NaN where a bin has none
+        (the missing bin, and every bin of a categorical binning)."""
         k = self.n_bins
         lower = np.full(k, np.nan)
         upper = np.full(k, np.nan)
-        levels: list[tuple[str, ...] | None] = [None] * k
         if self.kind == "numeric":
             bounds = np.r_[-np.inf, np.asarray(self.edges, dtype=np.float64), np.inf]
             ordinary = len(self.edges) + 1
@@ -237,7 +237,15 @@ class Binning:
             upper[:ordinary] = bounds[1:]
             for value, i in zip(self.special, self.special_indices, strict=True):
                 lower[i] = upper[i] = value
-        else:
+        return lower, upper
+
+    def describe(self) -> pd.DataFrame:
+        """One row per bin: ``bin`` (label), ``lower`` and ``upper`` (numeric bins, the
+        interval ``(lower, upper]``: :meth:`bounds`), ``levels`` (categorical bins, a tuple of
+        level texts)."""
+        lower, upper = self.bounds()
+        levels: list[tuple[str, ...] | None] = [None] * self.n_bins
+        if self.kind != "numeric":
             levels = [*self.levels, (), (), *((str(v),) for v in self.special)]
         return pd.DataFrame(
             {"bin": list(self.labels), "lower": lower, "upper": upper, "levels": levels}

@@ -215,3 +215,14 @@ def test_describe_gives_bounds_and_levels():
     c = Binning("categorical", levels=(("a", "b"),)).describe()
     assert c["levels"].tolist() == [("a", "b"), (), ()]
     assert c["bin"].tolist() == ["a|b", "missing", "unseen"]
+
+
+def test_bounds_give_each_bin_its_interval_and_a_special_value_its_own():
+    lower, upper = Binning("numeric", edges=(1.0, 2.0), special=(-9.0,)).bounds()
+    # three intervals, the missing bin (no bounds), the special value's bin
+    np.testing.assert_array_equal(lower, [-np.inf, 1.0, 2.0, np.nan, -9.0])
+    np.testing.assert_array_equal(upper, [1.0, 2.0, np.inf, np.nan, -9.0])
+    lower, upper = Binning("categorical", levels=(("a",), ("b",))).bounds()
+    assert np.isnan(lower).all()
+    assert np.isnan(upper).all()
+    assert lower.size == upper.size == 4  # a, b, missing, unseen
