@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
+import pandas as pd
 import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
@@ -195,3 +200,57 @@ def test_a_reading_runs_under_its_profiles_guard(database: tuple[str, str]) -> N
             source.reading() as connection,
         ):
             connection.execute(slow)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("url_work_mem", [None, "256MB"])
+def test_postgresql_counts_repeats_under_a_raised_work_mem_then_restores_it(
+    postgres_url: str, tmp_path: Path, url_work_mem: str | None
+) -> None:
+    """The count of repeated ids and score dates runs with work_mem at least
+    POSTGRESQL_PER_LOAN_WORK_MEM, a larger setting of the URL kept, and the setting is back
+    to what it was for the statements after it."""
+    url = postgres_url + (f"?options=-c%20work_mem%3D{url_work_mem}" if url_work_mem else "")
+    frame = loan_frame(seed=3, n=500)
+    frame = pd.concat([frame, frame.iloc[:7]], ignore_index=True)  # 7 repeated loans
+    load(postgres_url, frame)
+    req = dataclasses.replace(request(), id="loan_id", score="pd_score")
+    seen: list[str] = []
+    with Source(model_config(url)) as source:
+        settings = source.profile.per_loan_settings
+        assert settings is not None
+
+        @contextmanager
+        def spy(connection: Any) -> Iterator[None]:
+            with settings(connection):
+                seen.append(_work_mem(connection))
+                yield
+            seen.append(_work_mem(connection))
+
+        source.profile = dataclasses.replace(source.profile, per_loan_settings=spy)
+        collected = collect(source, req)
+    before = url_work_mem or "4MB"
+    assert seen == [url_work_mem or engines.POSTGRESQL_PER_LOAN_WORK_MEM, before]
+    # the same counts as SQLite's, which reads without the setting
+    sqlite_url = f"sqlite:///{tmp_path / 'loans.db'}"
+    load(sqlite_url, frame)
+    with Source(model_config(sqlite_url)) as source:
+        on_sqlite = collect(source, req)
+    assert collected.exclusions == on_sqlite.exclusions
+    assert sum(e.duplicates for e in collected.exclusions.values()) > 0
+
+
+@pytest.mark.postgres
+def test_postgresql_per_loan_settings_let_a_failed_statements_error_through(
+    postgres_url: str,
+) -> None:
+    load(postgres_url, loan_frame(seed=3, n=50))
+    with Source(model_config(postgres_url)) as source, source.reading() as connection:
+        settings = source.profile.per_loan_settings
+        assert settings is not None
+        with pytest.raises(DBAPIError, match="no_such_column"), settings(connection):
+            connection.execute(text("SELECT no_such_column FROM loans"))
+
+
+def _work_mem(connection: Any) -> str:
+    return str(connection.execute(text("SELECT current_setting('work_mem')")).scalar())
