@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from sqlalchemy import text
+from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DBAPIError
 
 from riskmon.collect import DEFAULT_STRATEGY, Source, collect, engines, resolve_strategy
@@ -229,8 +229,17 @@ def test_postgresql_counts_repeats_under_a_raised_work_mem_then_restores_it(
 
         source.profile = dataclasses.replace(source.profile, per_loan_settings=spy)
         collected = collect(source, req)
-    before = url_work_mem or "4MB"
-    assert seen == [url_work_mem or engines.POSTGRESQL_PER_LOAN_WORK_MEM, before]
+    least = engines.POSTGRESQL_PER_LOAN_WORK_MEM
+    plain = create_engine(url)
+    try:
+        with plain.connect() as connection:  # the server's setting, or the URL's
+            before = _work_mem(connection)
+            larger = "SELECT pg_size_bytes(:before) >= pg_size_bytes(:least)"
+            kept = connection.execute(text(larger), {"before": before, "least": least}).scalar()
+    finally:
+        plain.dispose()
+    assert before == (url_work_mem or before)
+    assert seen == [before if kept else least, before]
     # the same counts as SQLite's, which reads without the setting
     sqlite_url = f"sqlite:///{tmp_path / 'loans.db'}"
     load(sqlite_url, frame)
