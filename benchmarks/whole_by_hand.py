@@ -69,10 +69,12 @@ def compute_rest(
     for segment in [None, *segments]:
         suffix = "" if segment is None else f"@{segment}"
         parts = [_in(frame, segment) for frame in (base_cohort, cohort, current, baseline)]
+        expected = _expected(parts[1])
         out |= {k + suffix: v for k, v in _cohort(parts[1], grades).items()}
-        out |= {k + suffix: v for k, v in _auc_tests(parts[0], parts[1]).items()}
+        tests = _auc_tests(parts[0], parts[1], expected["expected_auc"])
+        out |= {k + suffix: v for k, v in tests.items()}
         out |= {f"{k}/current{suffix}": v for k, v in _expected(parts[2]).items()}
-        out |= {f"{k}/performance{suffix}": v for k, v in _expected(parts[1]).items()}
+        out |= {f"{k}/performance{suffix}": v for k, v in expected.items()}
         out |= {k + suffix: v for k, v in _rating(parts[3], parts[2], grades).items()}
         out |= {k + suffix: v for k, v in _lift(gains["gains" + suffix]).items()}
     return out
@@ -154,11 +156,13 @@ def _delong(score: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return auc, math.sqrt(v10.var(ddof=1) / bads.size + v01.var(ddof=1) / goods.size)
 
 
-def _auc_tests(base_cohort: pd.DataFrame, cohort: pd.DataFrame) -> dict[str, float]:
-    """The ECB's AUC test against the baseline, and the realised AUC against the expected."""
+def _auc_tests(
+    base_cohort: pd.DataFrame, cohort: pd.DataFrame, expected: float
+) -> dict[str, float]:
+    """The ECB's AUC test against the baseline, and the realised AUC against the expected
+    (``expected``, the cohort's)."""
     auc, se = _delong(cohort["pd_score"].to_numpy(), cohort["bad"].to_numpy())
     auc_0, se_0 = _delong(base_cohort["pd_score"].to_numpy(), base_cohort["bad"].to_numpy())
-    expected = _expected(cohort)["expected_auc"]
     expected_0 = _expected(base_cohort)["expected_auc"]
     unexplained = (auc - auc_0) - (expected - expected_0)
     return {
