@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from riskmon.config import ModelConfig
 from riskmon.errors import ConfigError
+from riskmon.figure_table import Figures
 from riskmon.figures import CATALOG, BaselineView, Judge, Rule, within_noise
 from riskmon.records import (
     ALL,
@@ -24,7 +25,6 @@ from riskmon.records import (
     AlertLike,
     AlertRecord,
     FigureRecord,
-    Figures,
     Status,
 )
 

@@ -7,6 +7,7 @@ command line speak of a run's outcome without importing the run itself.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +35,8 @@ class RunOutcome:
     error: str | None = None
     alert_status: str = Status.NOT_EVALUABLE
     counts: RunCounts | None = None
-    figures: tuple[FigureRecord, ...] = ()
+    #: held in columns after a run (:class:`riskmon.figure_table.Figures`)
+    figures: Sequence[FigureRecord] = ()
     alerts: tuple[AlertRecord, ...] = ()
     baseline_version: int | None = None
     report_path: str | None = None

@@ -16,7 +16,7 @@ Conventions, the same in memory, in the store and in reports:
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
@@ -354,41 +354,3 @@ class RunPlanRecord:
             weight=data.get("weight"),
             snapshot=data.get("snapshot"),
         )
-
-
-class Figures(Sequence[FigureRecord]):
-    """A run's figures, looked up by (name, population, variable, segment) in constant time."""
-
-    def __init__(self, records: Iterable[FigureRecord]):
-        self.records = tuple(records)
-        self._index = {(f.name, f.population, f.variable, f.segment): f for f in self.records}
-
-    def get(
-        self, name: str, population: str, variable: str = "", segment: str = ""
-    ) -> FigureRecord | None:
-        return self._index.get((name, population, variable, segment))
-
-    def value(
-        self, name: str, population: str, variable: str = "", segment: str = ""
-    ) -> float | None:
-        figure = self.get(name, population, variable, segment)
-        return None if figure is None else figure.value
-
-    def segments(self) -> list[str]:
-        """Every segment with a figure, the whole population first."""
-        return sorted({f.segment for f in self.records}, key=lambda s: (s != ALL, s))
-
-    def variables(self, name: str) -> list[str]:
-        """The variables figure ``name`` was computed for (whole population), in order."""
-        return list(
-            dict.fromkeys(f.variable for f in self.records if f.name == name and f.segment == ALL)
-        )
-
-    def __getitem__(self, index: int) -> FigureRecord:  # type: ignore[override]
-        return self.records[index]
-
-    def __len__(self) -> int:
-        return len(self.records)
-
-    def __iter__(self) -> Iterator[FigureRecord]:
-        return iter(self.records)

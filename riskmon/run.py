@@ -23,8 +23,10 @@ from riskmon.collect import ALL, CollectedTables, Source, Strategy, collect
 from riskmon.config import ModelConfig, RiskmonConfig, model_fingerprint
 from riskmon.errors import RiskmonError, describe_failure
 from riskmon.evaluate import AlertKey, check_rule_levels, evaluate, key_of, red_by_levels
+from riskmon.figure_table import Figures
 from riskmon.figures import CATALOG, FrozenBaseline
 from riskmon.heap import set_aside_imports
+from riskmon.held import Held
 from riskmon.notify import due_channels, notify_run
 from riskmon.outcome import RunOutcome
 from riskmon.plan import DateWindow, RunPlan, beyond_calendar, plan_record, plan_run, planned_record
@@ -35,7 +37,6 @@ from riskmon.records import (
     PERFORMANCE,
     AlertRecord,
     BinRecord,
-    FigureRecord,
     RunCounts,
     RunPlanRecord,
     Status,
@@ -115,9 +116,9 @@ def compute_run(
     collected: CollectedTables,
     bins: FrozenBins,
     baseline: FrozenBaseline,
-) -> tuple[list[FigureRecord], list[BinRecord]]:
+) -> tuple[Figures, Held[BinRecord]]:
     """Every figure and bin of a run from its count tables (and its migrations), the bins they
-    were collected on and the baseline they are compared with."""
+    were collected on and the baseline they are compared with, held in columns."""
     return CATALOG.compute(CollectedRun(model, collected, bins, baseline))
 
 
@@ -204,7 +205,7 @@ def run_model(
         run_id=run_id,
         alert_status=state,
         counts=counts,
-        figures=tuple(figures),
+        figures=figures,
         alerts=tuple(alerts),
         baseline_version=baseline.stored.version,
     )
@@ -225,7 +226,7 @@ def _judge(
     model: ModelConfig,
     as_of: dt.date,
     store: MetricStore,
-    figures: list[FigureRecord],
+    figures: Figures,
     counts: RunCounts,
     baseline: RunBaseline,
     plan: RunPlan,

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from riskmon.config import ModelKind
 from riskmon.errors import ConfigError
+from riskmon.figure_table import Figures
 from riskmon.figures._baseline import FrozenBaseline
 from riskmon.figures._family import (
     Family,
@@ -50,6 +51,7 @@ from riskmon.figures._views import (
     RunTables,
     RunView,
 )
+from riskmon.held import Held
 from riskmon.records import BASELINE, BinRecord, FigureRecord
 from riskmon.shipped import shipped_folder
 
@@ -198,16 +200,16 @@ class Catalog:
         chosen.families = tuple(f for f in self.families if kind in f.kinds)
         return chosen
 
-    def compute(self, tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
-        """Every figure and bin of a run, family by family (the families of its model's kind)."""
-        figures: list[FigureRecord] = []
-        bins: list[BinRecord] = []
+    def compute(self, tables: RunTables) -> tuple[Figures, Held[BinRecord]]:
+        """Every figure and bin of a run, family by family (the families of its model's kind),
+        held in columns as each family gives them (:mod:`riskmon.held`)."""
+        figures, bins = Figures(), Held(BinRecord)
         for family in self.for_kind(tables.model.kind).families:
             found, rows = family.compute(tables)
-            figures += found
-            bins += rows
-        if tables.model.columns.weight:
-            mark_row_tests(figures, self.row_tests)
+            if tables.model.columns.weight:
+                mark_row_tests(found, self.row_tests)
+            figures.extend(found)
+            bins.extend(rows)
         return figures, bins
 
     def freeze(self, tables: RunTables) -> list[FigureRecord]:

@@ -7,6 +7,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
 from typing import Any, Protocol
 
+from riskmon.figure_table import Figures
+from riskmon.held import Held
 from riskmon.metrics import Binning, CountTable
 from riskmon.records import ALL, SCORE, FigureRecord
 
@@ -42,8 +44,12 @@ class FrozenBaseline:
 
     def __init__(self, stored: _Stored):
         self.stored = stored
-        # keyed once: a run with thousands of segments looks each of them up
-        self._figures = {(f.name, f.variable, f.segment): f for f in stored.figures}
+        # held in columns and keyed once: a run with thousands of segments looks each of them
+        # up (a baseline of 5,000 segments has about 125,000 figures)
+        figures = stored.figures
+        self._figures = (
+            figures.records if isinstance(figures, Figures) else Held(FigureRecord, figures)
+        )
         self._binnings: dict[str, Binning] = {}
 
     @property
@@ -51,7 +57,8 @@ class FrozenBaseline:
         return self.stored.version
 
     def figure(self, name: str, variable: str = "", segment: str = "") -> FigureRecord | None:
-        return self._figures.get((name, variable, segment))
+        position = self._figures.find(_KEY, (name, variable, segment))
+        return None if position is None else self._figures[position]
 
     def has_segment(self, segment: str) -> bool:
         return segment in self.stored.variables[SCORE].bins.segments()
@@ -109,3 +116,7 @@ class FrozenBaseline:
         total = sum(totals)
         missing = sum(t for t, i in zip(totals, indices, strict=True) if i == binning.missing_index)
         return missing / total if total > 0 else None
+
+
+#: the fields a baseline's figure is looked up by
+_KEY = ("name", "variable", "segment")

@@ -164,7 +164,7 @@ def section(run: RunView) -> EarlyWarningSection | None:
     first = run.figures.get("expected_defaults", CURRENT)
     if first is None:
         return None
-    every = sorted({f.segment for f in run.figures if f.name == "expected_default_rate"})
+    every = sorted({f.segment for f in run.figures.named("expected_default_rate")})
     segments = every[:MAX_SEGMENTS]
     rows = [
         row

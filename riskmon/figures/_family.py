@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from riskmon.config import Band, Drop, ModelConfig, ModelKind, PValueLevels, Thresholds
 from riskmon.errors import DegenerateDataWarning
+from riskmon.figure_table import Figures
 from riskmon.figures._views import Alerts, BaselineView, RunTables, RunView
 from riskmon.metrics import CountTable
 from riskmon.records import (
@@ -31,7 +32,6 @@ from riskmon.records import (
     AlertRecord,
     BinRecord,
     FigureRecord,
-    Figures,
     Status,
 )
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from riskmon.config import ModelConfig
+from riskmon.figure_table import Figures
 from riskmon.metrics import Binning, CountTable, PdTable, TargetTable, VintageTable
 from riskmon.plan import DateWindow
 from riskmon.records import (
@@ -22,7 +23,6 @@ from riskmon.records import (
     BinRecord,
     Exclusions,
     FigureRecord,
-    Figures,
     LevelCensus,
 )
 

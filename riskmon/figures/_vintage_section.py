@@ -61,9 +61,7 @@ def _row(run: RunView, f: FigureRecord) -> VintageRow:
 def vintage_view(run: RunView) -> VintageView | None:
     """The whole population's vintages, newest first, and their curves; None without them."""
     curves = [
-        f
-        for f in run.figures
-        if f.name == "vintage_cdr" and f.population == CURRENT and f.segment == ALL
+        f for f in run.figures.named("vintage_cdr") if f.population == CURRENT and f.segment == ALL
     ]
     if not curves:
         return None

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from riskmon.config import ModelConfig, Thresholds
+from riskmon.figure_table import Figures
 from riskmon.figures import _family as family
 from riskmon.figures._family import Family, FigureSpec, Formula, Headline, Judge, Rule, Section
 from riskmon.figures._views import RunTables, RunView
@@ -42,7 +43,6 @@ from riskmon.records import (
     PERFORMANCE,
     BinRecord,
     FigureRecord,
-    Figures,
     Status,
 )
 

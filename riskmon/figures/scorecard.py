@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from riskmon.config import Characteristic, ModelConfig, Thresholds
+from riskmon.figure_table import Figures
 from riskmon.figures._family import (
     Family,
     FigureSpec,
@@ -37,7 +38,7 @@ from riskmon.figures._family import (
 )
 from riskmon.figures._views import BaselineView, RunTables, RunView
 from riskmon.metrics import Binning, CountTable
-from riskmon.records import BASELINE, CURRENT, BinRecord, FigureRecord, Figures, Status
+from riskmon.records import BASELINE, CURRENT, BinRecord, FigureRecord, Status
 
 RULE = "points_shift"
 #: the rule's default levels, in points of the score

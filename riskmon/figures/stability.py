@@ -18,6 +18,7 @@ from typing import Any
 
 from riskmon.charts import Chart, Sparkline, bar_chart, sparkline, trend_chart
 from riskmon.config import Band, Thresholds
+from riskmon.figure_table import Figures
 from riskmon.figures._family import (
     Family,
     FigureSpec,
@@ -43,7 +44,7 @@ from riskmon.figures._family import (
 from riskmon.figures._formulas import STABILITY_FORMULAS
 from riskmon.figures._views import RunTables, RunView
 from riskmon.metrics import DEFAULT_SMOOTHING, CountTable, population_stability_index_from_counts
-from riskmon.records import CURRENT, SCORE, BinRecord, FigureRecord, Figures, Status
+from riskmon.records import CURRENT, SCORE, BinRecord, FigureRecord, Status
 
 
 def stability_figure(

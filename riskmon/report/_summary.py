@@ -7,14 +7,13 @@ from collections.abc import Sequence
 
 from riskmon import __version__
 from riskmon.charts import sparkline
+from riskmon.figure_table import Figures
 from riskmon.figures import CATALOG, Alerts, Catalog, Rule, RunView
 from riskmon.records import (
     CURRENT,
     PERFORMANCE,
     SCORE,
     AlertLike,
-    FigureRecord,
-    Figures,
     Status,
 )
 from riskmon.report.pages import Appendix, Parameter, SegmentRow, SummaryRow
@@ -87,18 +86,16 @@ def segments(figures: Figures, alerts: Alerts) -> tuple[SegmentRow, ...]:
     )
 
 
-def appendix(
-    run: RunRecord, figures: Sequence[FigureRecord], baseline: StoredBaseline | None
-) -> Appendix:
+def appendix(run: RunRecord, figures: Figures, baseline: StoredBaseline | None) -> Appendix:
     found: dict[str, set[str]] = {}
     for parameter in CATALOG.parameters:
         name, param, label = parameter.figure, parameter.param, parameter.label
-        for f in figures:
-            if f.name == name and param in f.params and f.params[param] is not None:
+        for f in figures.named(name):
+            if param in f.params and f.params[param] is not None:
                 value = f.params[param]
                 shown = f"{value:.4g}" if isinstance(value, float) else str(value)
                 found.setdefault(label, set()).add(shown)
-    stored = {f.name for f in figures}
+    stored = figures.names()
     return Appendix(
         formulas=tuple(Parameter(f.term, f.text) for f in CATALOG.formulas(stored)),
         parameters=tuple(

@@ -21,6 +21,7 @@ from urllib.parse import quote
 
 from riskmon.config import ModelConfig
 from riskmon.errors import EXIT_USAGE, RiskmonError
+from riskmon.figure_table import Figures
 from riskmon.figures import (
     CATALOG,
     SEGMENTS_ORDER,
@@ -30,7 +31,7 @@ from riskmon.figures import (
     FrozenBaseline,
     RunView,
 )
-from riskmon.records import ALL, CURRENT, PERFORMANCE, SCORE, AlertLike, Figures, Status, why
+from riskmon.records import ALL, CURRENT, PERFORMANCE, SCORE, AlertLike, Status, why
 from riskmon.report._evidence import evidence, open_red_runs
 from riskmon.report._findings import findings, unjudged, verdict
 from riskmon.report._header import History, header, model_kind
@@ -110,8 +111,7 @@ def run_report_context(
         store.baseline(run.baseline_id, segments=False) if run.baseline_id is not None else None
     )
     succeeded = run.status == "succeeded"
-    records = store.figures(run.id) if succeeded else []
-    figures, by_rule = Figures(records), Alerts(alerts)
+    figures, by_rule = store.figures(run.id) if succeeded else Figures(), Alerts(alerts)
     view = RunView(
         figures=figures,
         alerts=by_rule,
@@ -141,7 +141,7 @@ def run_report_context(
         alerts=_alert_rows(alerts),
         summary=summary(catalog, view) if succeeded else (),
         sections=sections,
-        appendix=appendix(run, records, stored_baseline),
+        appendix=appendix(run, figures, stored_baseline),
         nav=navigation(store, run),
         evidence=evidence(store, run, model, alerts),
     )

@@ -108,22 +108,28 @@ def read_row(row: Mapping[str, Any]) -> dict[str, Any]:
     return {k: m.read_text(v) if isinstance(v, str) else v for k, v in row.items()}
 
 
-def shared_rows(rows: Iterable[Any], documents: Collection[str] = ()) -> Iterator[dict[str, Any]]:
+def shared_rows(
+    rows: Iterable[Any], documents: Collection[str] = (), *, share: bool = True
+) -> Iterator[dict[str, Any]]:
     """Rows read back as :func:`read_row` gives them, each distinct text one object, and each
     column in ``documents`` (JSON read as its text: :func:`json_text`) parsed once per distinct
     document, the rows that hold it sharing the parsed object (an empty object for NULL). A
     run's hundreds of thousands of figures repeat a few names, segments and parameter sets:
     240,000 figures of 5,000 segments took 300 MB as copies (``benchmarks/messy.md``). The
-    records read so must be treated as read-only, as every reader of the store does."""
+    records read so must be treated as read-only, as every reader of the store does. Without
+    ``share``, each row's documents are parsed apart (for a reader that holds them otherwise:
+    remembering every distinct document would hold them twice while it reads)."""
     texts: dict[str, str] = {}
     parsed: dict[str | None, Any] = {}
     for row in rows:
         values = {}
         for key, value in row._mapping.items():
             if key in documents:
-                document = parsed.get(value)
+                document = parsed.get(value) if share else None
                 if document is None:
-                    document = parsed[value] = (json.loads(value) if value else None) or {}
+                    document = (json.loads(value) if value else None) or {}
+                    if share:
+                        parsed[value] = document
                 values[key] = document
             elif isinstance(value, str):
                 value = m.read_text(value)

@@ -23,6 +23,7 @@ from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from riskmon import __version__
+from riskmon.figure_table import Figures
 from riskmon.records import FigureRecord
 from riskmon.store import models as m
 from riskmon.store._session import (
@@ -259,9 +260,9 @@ def _bins_by_variable(
     }
 
 
-def _figures(session: Session, baseline_id: int, *, segments: bool) -> tuple[FigureRecord, ...]:
-    """The baseline's figures (with ``segments`` false, of the whole population only); equal
-    texts and parameters are one object each (:func:`shared_rows`: read-only)."""
+def _figures(session: Session, baseline_id: int, *, segments: bool) -> Figures:
+    """The baseline's figures (with ``segments`` false, of the whole population only), held
+    in columns as they are read."""
     columns = [f.name for f in fields(FigureRecord) if f.name != "population"]
     table = m.BaselineFigure
     query = (
@@ -271,6 +272,5 @@ def _figures(session: Session, baseline_id: int, *, segments: bool) -> tuple[Fig
         .order_by(table.id)
     )
     rows = session.execute(query.execution_options(yield_per=INSERT_BATCH))
-    return tuple(
-        FigureRecord(**row, population="baseline") for row in shared_rows(rows, {"params"})
-    )
+    held = shared_rows(rows, {"params"}, share=False)
+    return Figures(FigureRecord(**row, population="baseline") for row in held)

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import defer
 
+from riskmon.figure_table import Figures
 from riskmon.records import BinRecord, FigureRecord
 from riskmon.store import models as m
 from riskmon.store._session import (
@@ -109,9 +110,9 @@ class Reads(StoreSession):
             row = session.execute(query).first()
             return None if row is None else _run_record(row[0], row[1])
 
-    def figures(self, run_id: int, *, segment: str | None = None) -> list[FigureRecord]:
-        """Every figure of a run (of one ``segment``, "" the whole population); equal texts
-        and parameters are one object each (:func:`shared_rows`: read-only)."""
+    def figures(self, run_id: int, *, segment: str | None = None) -> Figures:
+        """Every figure of a run (of one ``segment``, "" the whole population), held in
+        columns as they are read (a run of 5,000 segments has about 240,000)."""
         columns = [f.name for f in fields(FigureRecord)]
         query = (
             select(*(read_column(m.Figure, c, json="params") for c in columns))
@@ -119,7 +120,8 @@ class Reads(StoreSession):
             .where(*(() if segment is None else (m.Figure.segment == m.key_of(segment),)))
             .order_by(m.Figure.id)
         )
-        return [FigureRecord(**row) for row in self._shared(query, "params")]
+        rows = self._shared(query, "params", share=False)  # held as tuples: nothing to share
+        return Figures(FigureRecord(**row) for row in rows)
 
     def bins(self, run_id: int, *, segment: str | None = None) -> list[BinRecord]:
         """Every bin statistic of a run (of one ``segment``, "" the whole population); equal
@@ -145,12 +147,14 @@ class Reads(StoreSession):
         )
         return [StoredAlert(**row) for row in self._shared(query, "thresholds")]
 
-    def _shared(self, query: Select[Any], document: str) -> Iterator[dict[str, Any]]:
+    def _shared(
+        self, query: Select[Any], document: str, *, share: bool = True
+    ) -> Iterator[dict[str, Any]]:
         """The rows of ``query`` (its column ``document`` read by :func:`json_text`),
-        streamed in batches (:func:`shared_rows`)."""
+        streamed in batches (:func:`shared_rows`; ``share``: equal documents one object)."""
         with self._session() as session:
             rows = session.execute(query.execution_options(yield_per=INSERT_BATCH))
-            yield from shared_rows(rows, {document})
+            yield from shared_rows(rows, {document}, share=share)
 
     def history(
         self,

@@ -10,8 +10,9 @@ import datetime as dt
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, overload
+from typing import Any
 
+from riskmon.held import RecordSequence
 from riskmon.records import FigureRecord
 
 
@@ -49,7 +50,7 @@ _TEXTS = ("label", "segment")
 _BATCH = 10_000
 
 
-class BaselineBins(Sequence[BaselineBinRecord]):
+class BaselineBins(RecordSequence[BaselineBinRecord]):
     """A baseline variable's bins held in columns: each number in an :class:`array.array`
     (8 bytes a bin), each distinct label and segment name once with a code a bin, the bins of
     each segment by position. A baseline of 5,000 segments holds about 590,000 bins: about
@@ -106,18 +107,8 @@ class BaselineBins(Sequence[BaselineBinRecord]):
     def __len__(self) -> int:
         return len(self._numbers["bin_index"])
 
-    @overload
-    def __getitem__(self, index: int) -> BaselineBinRecord: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[BaselineBinRecord]: ...
-    def __getitem__(self, index: int | slice) -> BaselineBinRecord | Sequence[BaselineBinRecord]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
-        return BaselineBinRecord(*(self.column(name, (index,))[0] for name in _FIELDS))
+    def _record(self, position: int) -> BaselineBinRecord:
+        return BaselineBinRecord(*(self.column(name, (position,))[0] for name in _FIELDS))
 
     def __iter__(self) -> Iterator[BaselineBinRecord]:
         return (BaselineBinRecord(*values) for values in self.rows())
@@ -128,13 +119,6 @@ class BaselineBins(Sequence[BaselineBinRecord]):
         for start in range(0, len(self), _BATCH):
             positions = range(start, min(start + _BATCH, len(self)))
             yield from zip(*(self.column(name, positions) for name in _FIELDS), strict=True)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"BaselineBins({len(self)} bins, {len(self.segments())} segments)"
@@ -198,7 +182,8 @@ class StoredBaseline:
     n_bads: int | None
     riskmon_version: str
     variables: dict[str, BaselineVariableRecord]
-    figures: tuple[FigureRecord, ...]
+    #: held in columns when read from the store (:class:`riskmon.figure_table.Figures`)
+    figures: Sequence[FigureRecord]
 
     def figure(self, name: str, variable: str = "", segment: str = "") -> FigureRecord | None:
         """The baseline figure ``name`` (of ``variable`` and ``segment``), if stored."""

@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 
 from riskmon.config import Thresholds, parse_config
+from riskmon.figure_table import Figures
 from riskmon.figures import Judge
 from riskmon.figures._drops import judge_drop
 from riskmon.figures.stability import FAMILY as STABILITY
-from riskmon.records import CURRENT, PERFORMANCE, SCORE, FigureRecord, Figures, Status
+from riskmon.records import CURRENT, PERFORMANCE, SCORE, FigureRecord, Status
 
 
 class _Baseline:

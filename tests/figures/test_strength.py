@@ -8,10 +8,11 @@ import datetime as dt
 
 import numpy as np
 
+from riskmon.figure_table import Figures
 from riskmon.figures import Alerts, Bins, RunView
 from riskmon.figures.strength import iv_figure, section, woe_bins
 from riskmon.metrics import CountTable, fit_binning
-from riskmon.records import PERFORMANCE, FigureRecord, Figures
+from riskmon.records import PERFORMANCE, FigureRecord
 
 
 class _Baseline:

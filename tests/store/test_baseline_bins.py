@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+from riskmon.figure_table import Figures
 from riskmon.records import ALL, AlertRecord, BinRecord, FigureRecord, RunCounts, Status
 from riskmon.store import BaselineBinRecord, BaselineBins, BaselineVariableRecord, MetricStore
 
@@ -80,9 +81,9 @@ def test_a_variable_record_holds_its_bins_in_columns() -> None:
 
 
 def test_a_run_read_back_shares_its_repeated_texts_and_documents(store: MetricStore) -> None:
-    """Figures, bins and alerts whose documents (parameters, extra fields, thresholds) are
-    equal share one parsed object when read back, on every backend; every value is read back
-    as it was written, a NUL in a text included."""
+    """Bins and alerts whose documents (extra fields, thresholds) are equal share one parsed
+    object when read back, and figures are held in columns, each distinct text once, on every
+    backend; every value is read back as it was written, a NUL in a text included."""
     run_id = store.claim_run("m", AS_OF, score_direction="higher_is_riskier", config_hash="c")
     params = {"n_bins": 10, "method": "quantile", "nested": {"a": [1, 2.5, None, "é"]}}
     figures = [
@@ -103,11 +104,12 @@ def test_a_run_read_back_shares_its_repeated_texts_and_documents(store: MetricSt
     ]
     store.complete_run(run_id, counts=COUNTS, figures=figures, bins=bins, alerts=alerts)
     read = store.figures(run_id)
+    assert isinstance(read, Figures)
     assert read == figures
-    psi = [f for f in read if f.name == "psi"]
-    assert len({id(f.params) for f in psi}) == 1
-    assert len({id(f.segment) for f in psi}) == 3
-    assert len({id(f.variable) for f in psi}) == 10
+    assert [repr(f) for f in read] == [repr(f) for f in figures]
+    assert read.records.texts("segment") == ["c=0", "c=1", "c=2", ALL]
+    assert read.records.texts("variable") == [f"x\x00{i}" for i in range(10)] + [""]
+    assert read.get("psi", "current", "x\x004", "c=2") == figures[14]
     assert store.figures(run_id, segment=ALL) == figures[30:]
     assert store.bins(run_id) == bins
     assert len({id(b.extra) for b in store.bins(run_id)[1:]}) == 1

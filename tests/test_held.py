@@ -1,0 +1,118 @@
+"""Records held in columns (riskmon.held) read back as the records given, and looked up as a
+dictionary of the records would look them up."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from riskmon.figure_table import Figures
+from riskmon.held import Held
+from riskmon.records import ALL, CURRENT, PERFORMANCE, BinRecord, FigureRecord
+
+_TEXTS = st.sampled_from(["", "a", "b", "region=north", "ünïcode", "x" * 40])
+_FLOATS = st.floats(allow_nan=False) | st.none()
+_PARAMS = st.dictionaries(
+    st.sampled_from(["n", "mean_pd", "grade", "note", "window"]),
+    st.integers(-5, 5) | st.floats(allow_nan=False) | st.none() | _TEXTS | st.lists(st.integers()),
+    max_size=4,
+)
+_FIGURES = st.builds(
+    FigureRecord,
+    name=st.sampled_from(["ks", "psi", "n_rows", "grade_jeffreys_p"]),
+    value=_FLOATS,
+    population=st.sampled_from([CURRENT, PERFORMANCE]),
+    variable=_TEXTS,
+    segment=_TEXTS,
+    reason=_TEXTS | st.none(),
+    params=_PARAMS,
+)
+_BINS = st.builds(
+    BinRecord,
+    variable=_TEXTS,
+    population=st.sampled_from([CURRENT, PERFORMANCE]),
+    bin_index=st.integers(-1, 10_000),
+    label=_TEXTS,
+    n_total=st.integers(0, 2**62),
+    total=st.floats(allow_nan=False),
+    segment=_TEXTS,
+    lower=_FLOATS,
+    upper=_FLOATS,
+    n_bads=st.integers(0, 2**40) | st.none(),
+    bads=_FLOATS,
+    woe=_FLOATS,
+    smoothed=st.booleans(),
+    extra=_PARAMS,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_FIGURES, max_size=30), st.lists(_BINS, max_size=30))
+def test_records_read_back_as_given_with_their_types(
+    figures: list[FigureRecord], bins: list[BinRecord]
+) -> None:
+    held_figures, held_bins = Held(FigureRecord, figures), Held(BinRecord, bins)
+    assert len(held_figures) == len(figures)
+    assert len(held_bins) == len(bins)
+    # repr: an int stays an int, a bool a bool, None None (equality alone would not tell)
+    assert [repr(f) for f in held_figures] == [repr(f) for f in figures]
+    assert [repr(b) for b in held_bins] == [repr(b) for b in bins]
+    assert held_figures == figures
+    assert list(held_bins[::-1]) == bins[::-1]
+    if figures:
+        assert held_figures[-1] == figures[-1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_FIGURES, max_size=40), st.lists(_FIGURES, max_size=10))
+def test_a_figure_is_found_as_a_dictionary_of_the_records_finds_it(
+    first: list[FigureRecord], then: list[FigureRecord]
+) -> None:
+    figures = Figures(first)
+    keys = [(f.name, f.population, f.variable, f.segment) for f in first + then]
+    before = _index(first)
+    assert all(figures.get(*k) == before.get(k) for k in keys)
+    figures.extend(then)  # the index made by the look-ups above is made again
+    index = _index(first + then)
+    for key in [*keys, ("ks", CURRENT, "no such variable", ALL)]:
+        assert figures.get(*key) == index.get(key)  # the last of equal keys, as a dict holds
+    assert figures.names() == {f.name for f in first + then}
+    assert list(figures.named("ks")) == [f for f in first + then if f.name == "ks"]
+    assert figures.segments() == sorted(
+        {f.segment for f in first + then}, key=lambda s: (s != ALL, s)
+    )
+
+
+def _index(records: list[FigureRecord]) -> dict[tuple[str, str, str, str], FigureRecord]:
+    return {(f.name, f.population, f.variable, f.segment): f for f in records}
+
+
+def test_a_record_read_is_a_copy_changing_it_changes_nothing_held() -> None:
+    held = Held(FigureRecord, [FigureRecord("ks", 0.4, CURRENT, params={"n": 3})])
+    held[0].params["n"] = 99
+    assert held[0].params == {"n": 3}
+    assert held[0].params is not held[0].params
+
+
+def test_empty_documents_and_no_records() -> None:
+    held = Held(FigureRecord, [FigureRecord("ks", None, CURRENT)])
+    assert held[0] == FigureRecord("ks", None, CURRENT, params={})
+    assert list(Held(BinRecord)) == []
+    assert Figures().get("ks", CURRENT) is None
+    assert Figures().variables("ks") == []
+    assert Figures().segments() == []
+    with pytest.raises(IndexError):
+        held[1]
+
+
+def test_a_field_it_cannot_hold_is_named() -> None:
+    @dataclass(frozen=True)
+    class Odd:
+        name: str
+        when: list[int]
+
+    with pytest.raises(TypeError, match=r"Odd\.when: a field of type 'list\[int\]'"):
+        Held(Odd)
