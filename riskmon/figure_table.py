@@ -34,12 +34,14 @@ class Figures(Sequence[FigureRecord]):
     def value(
         self, name: str, population: str, variable: str = "", segment: str = ""
     ) -> float | None:
-        figure = self.get(name, population, variable, segment)
-        return None if figure is None else figure.value
+        position = self.records.find(_KEY, (name, population, variable, segment))
+        value: float | None = None if position is None else self.records.field(position, "value")
+        return value
 
-    def named(self, name: str) -> Iterator[FigureRecord]:
-        """The figures called ``name``, in order."""
-        return self.records.where("name", name)
+    def named(self, name: str, **texts: str) -> Iterator[FigureRecord]:
+        """The figures called ``name`` (and whose ``population``, ``variable`` or
+        ``segment`` are those given in ``texts``), in order."""
+        return self.records.where(name=name, **texts)
 
     def names(self) -> set[str]:
         """The names of the figures held."""

@@ -17,15 +17,21 @@ that changing it changes nothing held; the values in it are the objects held). T
 kinds come from the dataclass's annotations: ``str``, ``int``, ``float``, ``bool`` (each
 optionally ``| None``) and ``dict[...]``; a float field reads back a float, as annotated.
 
-This module sits at the bottom of the package: it imports nothing of riskmon's.
+This module sits at the bottom of the package: it imports nothing of riskmon's (numpy only,
+to index many records at once).
 """
 
 from __future__ import annotations
 
+import math
 from array import array
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Collection, Hashable, Iterable, Iterator, Sequence
 from dataclasses import fields, is_dataclass
+from itertools import islice, starmap
+from operator import attrgetter
 from typing import Any, Generic, TypeVar, overload
+
+import numpy as np
 
 T = TypeVar("T")
 K = TypeVar("K", bound=Hashable)
@@ -33,6 +39,8 @@ K = TypeVar("K", bound=Hashable)
 #: an annotation's kind: its array's type code, or "text" or "document"
 _CODES = {"int": "q", "float": "d", "bool": "b"}
 _NONE = " | None"
+#: records taken in, or read, at a time
+_BATCH = 10_000
 
 
 class _Column:
@@ -55,18 +63,41 @@ class _Column:
         else:
             raise TypeError(f"{owner}.{name}: a field of type {annotation!r} cannot be held")
 
-    def append(self, value: Any) -> None:
+    def extend(self, values: list[Any]) -> None:
         if self.none is not None:
-            self.none.append(value is None)
-            if value is None and self.kind not in ("text", "document"):
-                value = 0
-        self.values.append(value)
+            self.none.extend([v is None for v in values])
+            if self.kind not in ("text", "document"):
+                values = [0 if v is None else v for v in values]
+        if self.kind == "b":
+            values = [bool(v) for v in values]
+        self.values.extend(values)
+
+    def truncate(self, length: int) -> None:
+        """Keep the first ``length`` values only."""
+        if self.none is not None:
+            del self.none[length:]
+        if isinstance(self.values, array):
+            del self.values[length:]
+        else:
+            self.values.truncate(length)
 
     def get(self, position: int) -> Any:
         if self.none is not None and self.none[position]:
             return None
         value = self.values[position]
         return bool(value) if self.kind == "b" else value
+
+    def between(self, start: int, stop: int) -> list[Any]:
+        """The values of the records from ``start`` to ``stop`` (excluded)."""
+        if not isinstance(self.values, array):
+            held: list[Any] = self.values.between(start, stop)
+            return held
+        values = self.values[start:stop].tolist()
+        if self.kind == "b":
+            values = [bool(v) for v in values]
+        if self.none is not None and any(self.none[start:stop]):
+            return [None if n else v for n, v in zip(self.none[start:stop], values, strict=True)]
+        return values
 
 
 class _Coded(Generic[K]):
@@ -79,19 +110,24 @@ class _Coded(Generic[K]):
         self.known: dict[K, int] = {}
         self.texts: list[K] = []  # by code
 
-    def append(self, value: K | None) -> None:
-        if value is None:
-            self.codes.append(-1)
-            return
-        code = self.known.get(value)
-        if code is None:
-            code = self.known[value] = len(self.texts)
-            self.texts.append(value)
-        self.codes.append(code)
+    def extend(self, values: list[K | None]) -> None:
+        known, texts = self.known, self.texts
+        for value in dict.fromkeys(values):  # new values coded in the order they come
+            if value is not None and value not in known:
+                known[value] = len(texts)
+                texts.append(value)
+        self.codes.extend([-1 if v is None else known[v] for v in values])
+
+    def truncate(self, length: int) -> None:
+        del self.codes[length:]  # a text no record holds any more keeps its code: harmless
 
     def __getitem__(self, position: int) -> K | None:
         code = self.codes[position]
         return None if code < 0 else self.texts[code]
+
+    def between(self, start: int, stop: int) -> list[K | None]:
+        texts = self.texts
+        return [None if c < 0 else texts[c] for c in self.codes[start:stop]]
 
 
 class _Documents:
@@ -103,13 +139,15 @@ class _Documents:
         self.shapes = _Coded[tuple[str, ...]]()
         self.values: list[tuple[Any, ...] | None] = []
 
-    def append(self, document: dict[str, Any] | None) -> None:
-        if not document:
-            self.shapes.codes.append(-1)
-            self.values.append(None if document is None else ())
-            return
-        self.shapes.append(tuple(document))
-        self.values.append(tuple(document.values()))
+    def extend(self, documents: list[dict[str, Any] | None]) -> None:
+        self.shapes.extend([tuple(d) if d else None for d in documents])
+        self.values.extend(
+            [tuple(d.values()) if d else (None if d is None else ()) for d in documents]
+        )
+
+    def truncate(self, length: int) -> None:
+        self.shapes.truncate(length)
+        del self.values[length:]
 
     def __getitem__(self, position: int) -> dict[str, Any] | None:
         values = self.values[position]
@@ -117,6 +155,48 @@ class _Documents:
             return None
         keys = self.shapes[position]
         return dict(zip(keys, values, strict=True)) if keys else {}
+
+    def between(self, start: int, stop: int) -> list[dict[str, Any] | None]:
+        shapes = self.shapes.between(start, stop)
+        return [
+            None if values is None else dict(zip(keys, values, strict=True)) if keys else {}
+            for keys, values in zip(shapes, self.values[start:stop], strict=True)
+        ]
+
+
+class _Index:
+    """The position of the last record of each combination of codes of some text fields,
+    keyed by one integer (28 bytes, not a tuple's 72 and more): the codes as the digits of a
+    number, each in the base of its field's count of texts plus one (None, -1, the zero)."""
+
+    __slots__ = ("coded", "positions", "sizes")
+
+    def __init__(self, coded: list[_Coded[str]]) -> None:
+        self.coded = coded
+        self.sizes = [len(c.texts) + 1 for c in coded]
+        if math.prod(self.sizes) < 2**62:  # in numpy's integers: a run's figures in a blink
+            keys = np.zeros(len(coded[0].codes), dtype=np.int64)
+            for c, size in zip(coded, self.sizes, strict=True):
+                keys = keys * size + np.frombuffer(c.codes, dtype=f"i{c.codes.itemsize}") + 1
+            numbers: list[int] = keys.tolist()
+        else:
+            numbers = [self.key(each) for each in zip(*(c.codes for c in coded), strict=True)]
+        self.positions = dict(zip(numbers, range(len(numbers)), strict=True))  # the last wins
+
+    def key(self, codes: Iterable[int]) -> int:
+        out = 0
+        for code, size in zip(codes, self.sizes, strict=True):
+            out = out * size + code + 1
+        return out
+
+    def find(self, texts: Sequence[str]) -> int | None:
+        out = 0
+        for c, size, text in zip(self.coded, self.sizes, texts, strict=True):
+            code = c.known.get(text)
+            if code is None:
+                return None
+            out = out * size + code + 1
+        return self.positions.get(out)
 
 
 class RecordSequence(Sequence[T]):
@@ -160,7 +240,7 @@ class Held(RecordSequence[T], Generic[T]):
         self._kind = kind
         self._columns = {f.name: _Column(str(f.type), kind.__name__, f.name) for f in fields(kind)}
         self._length = 0
-        self._indexes: dict[tuple[str, ...], dict[int, int]] = {}
+        self._indexes: dict[tuple[str, ...], _Index] = {}
         self.extend(records)
 
     @property
@@ -168,15 +248,31 @@ class Held(RecordSequence[T], Generic[T]):
         return self._kind
 
     def extend(self, records: Iterable[T]) -> None:
-        """Hold ``records`` after those held."""
-        if isinstance(records, Held) and records is self:
+        """Hold ``records`` after those held, a batch at a time; if one cannot be held (a
+        value not of its field's type), none of its batch is, and the error is raised."""
+        if records is self:
             records = list(records)
-        columns = list(self._columns.items())
         self._indexes.clear()
-        for record in records:
-            for name, column in columns:
-                column.append(getattr(record, name))
-            self._length += 1
+        each = iter(records)
+        while batch := list(islice(each, _BATCH)):
+            try:
+                for name, column in self._columns.items():
+                    column.extend(list(map(attrgetter(name), batch)))
+            except BaseException:
+                for column in self._columns.values():
+                    column.truncate(self._length)
+                raise
+            self._length += len(batch)
+
+    def rows(self, skip: Collection[str] = ()) -> Iterator[dict[str, Any]]:
+        """Each record's fields (but those in ``skip``) by name, without making the record."""
+        names = [name for name in self._columns if name not in skip]
+        for start in range(0, self._length, _BATCH):
+            stop = min(start + _BATCH, self._length)
+            columns = [self._columns[name].between(start, stop) for name in names]
+            yield from (
+                dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)
+            )
 
     def __len__(self) -> int:
         return self._length
@@ -185,7 +281,10 @@ class Held(RecordSequence[T], Generic[T]):
         return self._kind(*[column.get(position) for column in self._columns.values()])
 
     def __iter__(self) -> Iterator[T]:
-        return map(self._record, range(self._length))
+        for start in range(0, self._length, _BATCH):
+            stop = min(start + _BATCH, self._length)
+            columns = [column.between(start, stop) for column in self._columns.values()]
+            yield from starmap(self._kind, zip(*columns, strict=True))
 
     def __repr__(self) -> str:
         return f"Held({self._kind.__name__}, {self._length} records)"
@@ -202,34 +301,31 @@ class Held(RecordSequence[T], Generic[T]):
         """The code of ``text`` in text field ``name``, or None if no record holds it."""
         return self._text_column(name).known.get(text)
 
-    def where(self, name: str, text: str) -> Iterator[T]:
-        """The records whose text field ``name`` is ``text``, in order (only they are made)."""
-        code = self.code(name, text)
-        if code is None:
-            return iter(())
-        codes = self.codes(name)
-        return (self._record(i) for i in range(self._length) if codes[i] == code)
+    def where(self, **texts: str) -> Iterator[T]:
+        """The records whose text fields are ``texts`` (by field name), in order; only they
+        are made."""
+        chosen: Any = None
+        for name, text in texts.items():
+            code = self.code(name, text)
+            if code is None:
+                return iter(())
+            codes = self.codes(name)
+            match = np.frombuffer(codes, dtype=f"i{codes.itemsize}") == code
+            chosen = match if chosen is None else chosen & match
+        positions = range(self._length) if chosen is None else np.flatnonzero(chosen).tolist()
+        return map(self._record, positions)
 
     def find(self, key: tuple[str, ...], texts: Sequence[str]) -> int | None:
         """The position of the last record whose text fields ``key`` are ``texts``, or None;
         in constant time (each ``key``'s index is made once, when first asked)."""
-        codes = [self.code(name, text) for name, text in zip(key, texts, strict=True)]
-        if None in codes:
-            return None
         index = self._indexes.get(key)
         if index is None:
-            index = self._indexes[key] = {}
-            for position, each in enumerate(zip(*map(self.codes, key), strict=True)):
-                index[self._key(key, each)] = position
-        return index.get(self._key(key, codes))  # type: ignore[arg-type]
+            index = self._indexes[key] = _Index([self._text_column(name) for name in key])
+        return index.find(texts)
 
-    def _key(self, key: tuple[str, ...], codes: Sequence[int]) -> int:
-        """One integer for the codes of ``key``'s fields (a small one: 28 bytes, not a tuple's
-        72 and more)."""
-        out = 0
-        for name, code in zip(key, codes, strict=True):
-            out = out * (len(self.texts(name)) + 1) + code + 1
-        return out
+    def field(self, position: int, name: str) -> Any:
+        """Field ``name`` of the record at ``position`` (in range), without making it."""
+        return self._columns[name].get(position)
 
     def _text_column(self, name: str) -> _Coded[str]:
         column = self._columns[name]

@@ -81,6 +81,9 @@ def test_a_figure_is_found_as_a_dictionary_of_the_records_finds_it(
         assert figures.get(*key) == index.get(key)  # the last of equal keys, as a dict holds
     assert figures.names() == {f.name for f in first + then}
     assert list(figures.named("ks")) == [f for f in first + then if f.name == "ks"]
+    assert list(figures.named("psi", population=CURRENT, segment="a")) == [
+        f for f in first + then if (f.name, f.population, f.segment) == ("psi", CURRENT, "a")
+    ]
     assert figures.segments() == sorted(
         {f.segment for f in first + then}, key=lambda s: (s != ALL, s)
     )
@@ -116,3 +119,49 @@ def test_a_field_it_cannot_hold_is_named() -> None:
 
     with pytest.raises(TypeError, match=r"Odd\.when: a field of type 'list\[int\]'"):
         Held(Odd)
+
+
+def test_many_records_read_back_in_batches_and_as_rows() -> None:
+    bins = [
+        BinRecord(
+            f"v{i % 7}",
+            CURRENT,
+            i,
+            f"({i}, {i + 1}]",
+            i,
+            i / 3,
+            woe=None if i % 5 else i / 7,
+            smoothed=i % 2 == 0,
+            extra={"grade": i} if i % 3 else {},
+        )
+        for i in range(25_001)  # more than two batches
+    ]
+    held = Held(BinRecord, iter(bins))
+    assert list(held) == bins
+    assert list(held.rows(skip={"extra"})) == [
+        {name: getattr(b, name) for name in BinRecord.__slots__ if name != "extra"} for b in bins
+    ]
+
+
+def test_a_record_it_cannot_hold_leaves_what_it_held_as_it_was() -> None:
+    good = [FigureRecord("ks", 0.3, CURRENT, segment=f"s{i}", params={"n": i}) for i in range(5)]
+    held = Figures(good)
+    assert held.get("ks", CURRENT, segment="s4") == good[4]
+    bad = [FigureRecord("psi", 0.1, CURRENT, segment="new"), FigureRecord("psi", "x", CURRENT)]  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        held.extend(bad)
+    assert list(held) == good
+    assert held.get("ks", CURRENT, segment="s4") == good[4]
+    assert held.get("psi", CURRENT, segment="new") is None
+    held.extend(good[:1])
+    assert list(held) == [*good, good[0]]
+
+
+def test_a_key_too_large_for_numpys_integers_is_found_all_the_same() -> None:
+    # 70,000 texts in each of the four fields: 70,001⁴ keys, beyond 2⁶², indexed in Python
+    figures = [FigureRecord(f"n{i}", i, f"p{i}", f"v{i}", f"s{i}") for i in range(70_000)]
+    held = Figures(figures)
+    for i in (0, 1, 4_097, 69_999):
+        assert held.get(f"n{i}", f"p{i}", f"v{i}", f"s{i}") == figures[i]
+        assert held.value(f"n{i}", f"p{i}", f"v{i}", f"s{i}") == i
+    assert held.get("n1", "p2", "v1", "s1") is None

@@ -60,9 +60,7 @@ def _row(run: RunView, f: FigureRecord) -> VintageRow:
 
 def vintage_view(run: RunView) -> VintageView | None:
     """The whole population's vintages, newest first, and their curves; None without them."""
-    curves = [
-        f for f in run.figures.named("vintage_cdr") if f.population == CURRENT and f.segment == ALL
-    ]
+    curves = list(run.figures.named("vintage_cdr", population=CURRENT, segment=ALL))
     if not curves:
         return None
     rows = [_row(run, f) for f in curves]

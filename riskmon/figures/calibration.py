@@ -99,11 +99,7 @@ def _p(figure: FigureRecord, over: bool) -> float | None:
 def _judge_grades(judge: Judge, _: str, *, over: bool) -> None:
     rule = "pd_overestimation_grade" if over else "pd_underestimation_grade"
     levels = judge.thresholds.over_estimation if over else judge.thresholds.calibration
-    grades = [
-        f
-        for f in judge.figures
-        if f.name == "grade_jeffreys_p" and f.population == PERFORMANCE and f.segment == ALL
-    ]
+    grades = list(judge.figures.named("grade_jeffreys_p", population=PERFORMANCE, segment=ALL))
     tested = [(f, float(p)) for f in grades if (p := _p(f, over)) is not None]
     adjusted = holm([p for _, p in tested])
     thresholds = p_levels(levels) | {"adjustment": "Holm", "grades_tested": len(tested)}

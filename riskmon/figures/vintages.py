@@ -45,9 +45,7 @@ def _levels(t: Thresholds) -> dict[str, Any]:
 
 def _judge(judge: Judge, _: str) -> None:
     levels = _levels(judge.thresholds)
-    for f in judge.figures:
-        if f.name != "vintage_defaults" or f.population != CURRENT:
-            continue
+    for f in judge.figures.named("vintage_defaults", population=CURRENT):
         x = f.params
         small = f.segment != ALL and x.get("n", 0) < judge.thresholds.min_segment_loans
         if f.value is None or small:

@@ -30,6 +30,8 @@ from sqlalchemy.orm import InstrumentedAttribute, Session, sessionmaker
 from sqlalchemy.sql.elements import ColumnElement
 
 from riskmon.errors import EXIT_FAILED, StoreError
+from riskmon.figure_table import Figures
+from riskmon.held import Held
 from riskmon.redact import mask_url, redact
 from riskmon.store import models as m
 
@@ -234,8 +236,13 @@ def insert_records(
     **common: Any,
 ) -> None:
     """Insert dataclass ``records`` as rows of ``table`` (:func:`record_row`, plus
-    ``common``)."""
-    insert_rows(session, table, (record_row(r, skip=skip) | common for r in records))
+    ``common``); records held in columns are read as rows without making each record."""
+    held = records.records if isinstance(records, Figures) else records
+    if isinstance(held, Held):
+        rows = held.rows(skip)
+    else:
+        rows = (record_row(r, skip=skip) for r in records)
+    insert_rows(session, table, (row | common for row in rows))
 
 
 class StoreSession:
