@@ -2,7 +2,7 @@
 
 A run of 5,000 segments makes about 240,000 figures and 200,000 bins. As slotted records,
 each with its own parameter dictionary and boxed floats, they left 176 MB of Python objects
-after the figures' step; held, 76 MB (``benchmarks/messy.md``). :class:`Held` keeps the same
+after the figures' step; held, 84 MB (``benchmarks/messy.md``). :class:`Held` keeps the same
 records as columns, the way :class:`riskmon.store.records.BaselineBins` keeps a baseline's
 bins:
 
