@@ -15,7 +15,8 @@ from riskmon.records import ALL, FigureRecord
 
 class Figures(Sequence[FigureRecord]):
     """A run's figures, held in columns (:class:`~riskmon.held.Held`), looked up by (name,
-    population, variable, segment) in constant time."""
+    population, variable, segment) in constant time. ``Figures(figures)`` of another
+    ``Figures`` holds the same records, not a copy: extending one extends both."""
 
     def __init__(self, records: Iterable[FigureRecord] = ()):
         self.records: Held[FigureRecord] = (
@@ -45,13 +46,11 @@ class Figures(Sequence[FigureRecord]):
 
     def names(self) -> set[str]:
         """The names of the figures held."""
-        texts = self.records.texts("name")
-        return {texts[c] for c in set(self.records.codes("name"))}
+        return self.records.distinct("name")
 
     def segments(self) -> list[str]:
         """Every segment with a figure, the whole population first."""
-        held = self.records.texts("segment")
-        return sorted((held[c] for c in set(self.records.codes("segment"))), key=_whole_first)
+        return sorted(self.records.distinct("segment"), key=_whole_first)
 
     def variables(self, name: str) -> list[str]:
         """The variables figure ``name`` was computed for (whole population), in order."""
@@ -65,7 +64,8 @@ class Figures(Sequence[FigureRecord]):
             self.records.codes("variable"),
             strict=True,
         )
-        return list(dict.fromkeys(texts[v] for n, s, v in chosen if n == code and s == all_code))
+        chosen_variables = (v for n, s, v in chosen if n == code and s == all_code and v >= 0)
+        return list(dict.fromkeys(texts[v] for v in chosen_variables))
 
     def __getitem__(self, index: int) -> FigureRecord:  # type: ignore[override]
         return self.records[index]

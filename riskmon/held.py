@@ -15,7 +15,10 @@ bins:
 A record is made again when it is read, equal to the one held (its dictionary a new one, so
 that changing it changes nothing held; the values in it are the objects held). The field
 kinds come from the dataclass's annotations: ``str``, ``int``, ``float``, ``bool`` (each
-optionally ``| None``) and ``dict[...]``; a float field reads back a float, as annotated.
+optionally ``| None``) and ``dict[...]``; a float field reads back a Python float, as
+annotated (an integer or a numpy float given is read back as one), and an integer field takes
+integers only. A record with a NaN is read back equal in every field but that one (NaN is not
+equal to itself; a run's figures are finite or None).
 
 This module sits at the bottom of the package: it imports nothing of riskmon's (numpy only,
 to index many records at once).
@@ -249,26 +252,30 @@ class Held(RecordSequence[T], Generic[T]):
 
     def extend(self, records: Iterable[T]) -> None:
         """Hold ``records`` after those held, a batch at a time; if one cannot be held (a
-        value not of its field's type), none of its batch is, and the error is raised."""
-        if records is self:
-            records = list(records)
-        self._indexes.clear()
+        value not of its field's type), none of them is, and the error is raised."""
+        if records is self or getattr(records, "records", None) is self:
+            records = list(records)  # itself, or a Figures holding it: read before it grows
+        start = self._length
         each = iter(records)
-        while batch := list(islice(each, _BATCH)):
-            try:
+        try:
+            while batch := list(islice(each, _BATCH)):
                 for name, column in self._columns.items():
                     column.extend(list(map(attrgetter(name), batch)))
-            except BaseException:
-                for column in self._columns.values():
-                    column.truncate(self._length)
-                raise
-            self._length += len(batch)
+                self._length += len(batch)
+        except BaseException:
+            for column in self._columns.values():
+                column.truncate(start)
+            self._length = start
+            raise
+        finally:
+            self._indexes.clear()  # made again when next asked, over every record held
 
     def rows(self, skip: Collection[str] = ()) -> Iterator[dict[str, Any]]:
         """Each record's fields (but those in ``skip``) by name, without making the record."""
         names = [name for name in self._columns if name not in skip]
-        for start in range(0, self._length, _BATCH):
-            stop = min(start + _BATCH, self._length)
+        length = self._length  # the records held when asked
+        for start in range(0, length, _BATCH):
+            stop = min(start + _BATCH, length)
             columns = [self._columns[name].between(start, stop) for name in names]
             yield from (
                 dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)
@@ -281,8 +288,9 @@ class Held(RecordSequence[T], Generic[T]):
         return self._kind(*[column.get(position) for column in self._columns.values()])
 
     def __iter__(self) -> Iterator[T]:
-        for start in range(0, self._length, _BATCH):
-            stop = min(start + _BATCH, self._length)
+        length = self._length  # the records held when asked
+        for start in range(0, length, _BATCH):
+            stop = min(start + _BATCH, length)
             columns = [column.between(start, stop) for column in self._columns.values()]
             yield from starmap(self._kind, zip(*columns, strict=True))
 
@@ -296,6 +304,11 @@ class Held(RecordSequence[T], Generic[T]):
     def codes(self, name: str) -> array[int]:
         """Text field ``name``'s code for each record (-1 for None)."""
         return self._text_column(name).codes
+
+    def distinct(self, name: str) -> set[str]:
+        """The texts of text field ``name`` that records hold (None aside)."""
+        texts = self.texts(name)
+        return {texts[c] for c in set(self.codes(name)) if c >= 0}
 
     def code(self, name: str, text: str) -> int | None:
         """The code of ``text`` in text field ``name``, or None if no record holds it."""

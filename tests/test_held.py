@@ -3,6 +3,7 @@ dictionary of the records would look them up."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
@@ -165,3 +166,32 @@ def test_a_key_too_large_for_numpys_integers_is_found_all_the_same() -> None:
         assert held.get(f"n{i}", f"p{i}", f"v{i}", f"s{i}") == figures[i]
         assert held.value(f"n{i}", f"p{i}", f"v{i}", f"s{i}") == i
     assert held.get("n1", "p2", "v1", "s1") is None
+
+
+def test_records_added_while_it_is_read_or_looked_up_are_neither_lost_nor_read_twice() -> None:
+    figures = Figures(FigureRecord("ks", i, CURRENT, segment=f"s{i}") for i in range(15_000))
+
+    def looking_up() -> Iterator[FigureRecord]:
+        for i in range(3):
+            assert figures.get("ks", CURRENT, segment="s1") is not None  # an index made midway
+            yield FigureRecord("psi", i, CURRENT, segment=f"new{i}")
+
+    figures.extend(looking_up())
+    assert [figures.value("psi", CURRENT, segment=f"new{i}") for i in range(3)] == [0, 1, 2]
+    figures.extend(figures)  # itself: the 15,003 records it held when asked, once
+    assert len(figures) == 30_006
+    assert list(figures)[15_003:] == list(figures)[:15_003]
+
+
+def test_a_record_it_cannot_hold_in_a_later_batch_leaves_nothing_of_the_earlier_ones() -> None:
+    held = Held(FigureRecord, [FigureRecord("ks", 0.3, CURRENT)])
+    many = [FigureRecord("psi", 0.1, CURRENT, segment=f"s{i}") for i in range(12_000)]
+    with pytest.raises(TypeError):
+        held.extend([*many, FigureRecord("psi", "x", CURRENT)])  # type: ignore[arg-type]
+    assert list(held) == [FigureRecord("ks", 0.3, CURRENT)]
+
+
+def test_a_float_field_reads_back_a_python_float() -> None:
+    (back,) = Held(FigureRecord, [FigureRecord("n_rows", 3, CURRENT)])
+    assert back.value == 3
+    assert type(back.value) is float

@@ -82,11 +82,8 @@ def section(run: RunView) -> BacktestSection | None:
         return None
     labels = [
         f.variable
-        for f in run.figures
-        if f.name == "backtest_n"
-        and f.segment == ALL
-        and f.variable
-        and f.population == PERFORMANCE
+        for f in run.figures.named("backtest_n", population=PERFORMANCE, segment=ALL)
+        if f.variable
     ]
     gauc = run.figures.get("gauc", PERFORMANCE)
     whole = run.figures.get("backtest_n", PERFORMANCE)
@@ -94,9 +91,7 @@ def section(run: RunView) -> BacktestSection | None:
     rows = [_row(run, label, "backtest_underestimation_grade") for label in labels]
     portfolio = _row(run, "", "backtest_underestimation")
     p = run.figures.get("backtest_p", PERFORMANCE)
-    segments = sorted(
-        {f.segment for f in run.figures if f.name == "backtest_n" and f.segment != ALL}
-    )
+    segments = sorted({f.segment for f in run.figures.named("backtest_n")} - {ALL})
     return BacktestSection(
         rows=rows,
         portfolio=portfolio,

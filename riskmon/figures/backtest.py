@@ -76,7 +76,7 @@ def _p_status(p: float, levels: dict[str, Any]) -> Status:
 
 
 def _segments(judge: Judge) -> list[str]:
-    return sorted({f.segment for f in judge.figures if f.name == "backtest_n"})
+    return sorted({f.segment for f in judge.figures.named("backtest_n")})
 
 
 def _too_few(judge: Judge, segment: str, variable: str = "") -> str | None:
@@ -127,11 +127,8 @@ def _judge_grades(judge: Judge, _: str) -> None:
     levels = _levels(rule, P_LEVELS)(judge.thresholds)
     grades = [
         f
-        for f in judge.figures
-        if f.name == "backtest_p"
-        and f.segment == ALL
-        and f.variable
-        and f.population == PERFORMANCE
+        for f in judge.figures.named("backtest_p", population=PERFORMANCE, segment=ALL)
+        if f.variable
     ]
     tested = [f for f in grades if f.value is not None and not _too_few(judge, ALL, f.variable)]
     adjusted = holm([float(f.value or 0.0) for f in tested])

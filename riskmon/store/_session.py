@@ -119,8 +119,9 @@ def shared_rows(
     run's hundreds of thousands of figures repeat a few names, segments and parameter sets:
     240,000 figures of 5,000 segments took 300 MB as copies (``benchmarks/messy.md``). The
     records read so must be treated as read-only, as every reader of the store does. Without
-    ``share``, each row's documents are parsed apart (for a reader that holds them otherwise:
-    remembering every distinct document would hold them twice while it reads)."""
+    ``share``, each row's documents are parsed apart: the store's figures are read so, into
+    columns (:class:`~riskmon.held.Held`) that keep a document's values, not the document, and
+    remembering every distinct document would hold them twice while it reads."""
     texts: dict[str, str] = {}
     parsed: dict[str | None, Any] = {}
     for row in rows:

@@ -12,8 +12,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from riskmon.figure_table import Figures
 from riskmon.held import RecordSequence
-from riskmon.records import FigureRecord
+from riskmon.records import BASELINE, FigureRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +188,8 @@ class StoredBaseline:
 
     def figure(self, name: str, variable: str = "", segment: str = "") -> FigureRecord | None:
         """The baseline figure ``name`` (of ``variable`` and ``segment``), if stored."""
+        if isinstance(self.figures, Figures):  # as read from the store: looked up by its key
+            return self.figures.get(name, BASELINE, variable, segment)
         for f in self.figures:
             if (f.name, f.variable, f.segment) == (name, variable, segment):
                 return f
