@@ -27,6 +27,7 @@ to index many records at once).
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from array import array
 from collections.abc import Collection, Hashable, Iterable, Iterator, Sequence
 from dataclasses import fields, is_dataclass
@@ -207,9 +208,9 @@ class RecordSequence(Sequence[T]):
 
     __slots__ = ()
 
+    @abstractmethod
     def _record(self, position: int) -> T:
         """The record at ``position``, which is in range."""
-        raise NotImplementedError
 
     @overload
     def __getitem__(self, index: int) -> T: ...

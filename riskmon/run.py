@@ -26,7 +26,6 @@ from riskmon.evaluate import AlertKey, check_rule_levels, evaluate, key_of, red_
 from riskmon.figure_table import Figures
 from riskmon.figures import CATALOG, FrozenBaseline
 from riskmon.heap import set_aside_imports
-from riskmon.held import Held
 from riskmon.notify import due_channels, notify_run
 from riskmon.outcome import RunOutcome
 from riskmon.plan import DateWindow, RunPlan, beyond_calendar, plan_record, plan_run, planned_record
@@ -116,7 +115,7 @@ def compute_run(
     collected: CollectedTables,
     bins: FrozenBins,
     baseline: FrozenBaseline,
-) -> tuple[Figures, Held[BinRecord]]:
+) -> tuple[Figures, Sequence[BinRecord]]:
     """Every figure and bin of a run from its count tables (and its migrations), the bins they
     were collected on and the baseline they are compared with, held in columns."""
     return CATALOG.compute(CollectedRun(model, collected, bins, baseline))
