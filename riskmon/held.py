@@ -168,6 +168,11 @@ class _Documents:
         ]
 
 
+def _numbers(codes: array[int]) -> Any:
+    """``codes`` as a numpy array over the same memory (no copy)."""
+    return np.frombuffer(codes, dtype=f"i{codes.itemsize}")
+
+
 class _Index:
     """The position of the last record of each combination of codes of some text fields,
     keyed by one integer (28 bytes, not a tuple's 72 and more): the codes as the digits of a
@@ -181,7 +186,7 @@ class _Index:
         if math.prod(self.sizes) < 2**62:  # in numpy's integers: a run's figures in a blink
             keys = np.zeros(len(coded[0].codes), dtype=np.int64)
             for c, size in zip(coded, self.sizes, strict=True):
-                keys = keys * size + np.frombuffer(c.codes, dtype=f"i{c.codes.itemsize}") + 1
+                keys = keys * size + _numbers(c.codes) + 1
             numbers: list[int] = keys.tolist()
         else:
             numbers = [self.key(each) for each in zip(*(c.codes for c in coded), strict=True)]
@@ -323,8 +328,7 @@ class Held(RecordSequence[T], Generic[T]):
             code = self.code(name, text)
             if code is None:
                 return iter(())
-            codes = self.codes(name)
-            match = np.frombuffer(codes, dtype=f"i{codes.itemsize}") == code
+            match = _numbers(self.codes(name)) == code
             chosen = match if chosen is None else chosen & match
         positions = range(self._length) if chosen is None else np.flatnonzero(chosen).tolist()
         return map(self._record, positions)

@@ -8,7 +8,6 @@ from itertools import repeat
 from typing import Any, Protocol
 
 from riskmon.figure_table import Figures
-from riskmon.held import Held
 from riskmon.metrics import Binning, CountTable
 from riskmon.records import ALL, SCORE, FigureRecord
 
@@ -46,10 +45,7 @@ class FrozenBaseline:
         self.stored = stored
         # held in columns and keyed once: a run with thousands of segments looks each of them
         # up (a baseline of 5,000 segments has about 125,000 figures)
-        figures = stored.figures
-        self._figures = (
-            figures.records if isinstance(figures, Figures) else Held(FigureRecord, figures)
-        )
+        self._figures = Figures(stored.figures).records
         self._binnings: dict[str, Binning] = {}
 
     @property
