@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from riskmon.collect.aggregate import Aggregate, BlockKey, Cell
-from riskmon.collect.compact import CountTables
+from riskmon.collect.compact import CountTables, SumTables
 from riskmon.collect.daycells import Column
 from riskmon.collect.migration_tables import MigrationTables
 from riskmon.collect.request import CollectRequest, Variable
@@ -56,10 +56,10 @@ class CollectedTables:
     tables: Mapping[tuple[str, str, str], CountTable]
     counts: dict[tuple[str, str], PopulationCounts]  # (population, segment) -> counts
     #: PD sums per (population, variable, segment) of the variables collected with ``sums``
-    pd_tables: dict[tuple[str, str, str], PdTable] = field(default_factory=dict)
+    pd_tables: Mapping[tuple[str, str, str], PdTable] = field(default_factory=dict)
     #: the target's moments per (population, variable, segment) of the variables collected
     #: with ``moments``
-    target_tables: dict[tuple[str, str, str], TargetTable] = field(default_factory=dict)
+    target_tables: Mapping[tuple[str, str, str], TargetTable] = field(default_factory=dict)
     #: loans whose PD was NULL or outside [0, 1] (a source whose PD is not strict)
     invalid_pd: int = 0
     #: the obligors' migrations, read in the same transaction, when they were asked for
@@ -271,12 +271,12 @@ def _joined(arrays: list[Any], dtype: type[np.generic]) -> npt.NDArray[Any]:
 def _pd_tables(
     request: CollectRequest,
     summed: dict[tuple[str, str, str], list[tuple[int, int, float, float, Any]]],
-) -> dict[tuple[str, str, str], PdTable]:
+) -> Mapping[tuple[str, str, str], PdTable]:
     """The PD sums of every ``sums`` variable per population and segment, on its bins (a
     population or segment without loans gets empty sums)."""
     if request.pd is None:
         return {}
-    out: dict[tuple[str, str, str], PdTable] = {}
+    out = SumTables(PdTable)
     for population, variable, segment in _cell_keys(request, summed, lambda v: v.sums):
         binning = request.variable(variable).binning
         assert binning is not None, "PD sums are collected on binned variables"
@@ -293,12 +293,12 @@ def _pd_tables(
 def _target_tables(
     request: CollectRequest,
     moments: dict[tuple[str, str, str], list[tuple[int, float, float, Any]]],
-) -> dict[tuple[str, str, str], TargetTable]:
+) -> Mapping[tuple[str, str, str], TargetTable]:
     """The target's moments of every ``moments`` variable per population and segment, on its
     keys (a population or segment without loans gets empty moments)."""
     if request.target is None:
         return {}
-    out: dict[tuple[str, str, str], TargetTable] = {}
+    out = SumTables(TargetTable)
     for population, variable, segment in _cell_keys(request, moments, lambda v: v.moments):
         var = request.variable(variable)
         n_keys, binning = var.n_keys, var.binning

@@ -68,7 +68,7 @@ from riskmon.metrics._costs import (
     expected_cost,
     expected_cost_from_counts,
 )
-from riskmon.metrics._counts import CountTable
+from riskmon.metrics._counts import CountTable, ScoreLabels
 from riskmon.metrics._csi import characteristic_stability_table
 from riskmon.metrics._curves import (
     average_precision,
@@ -216,6 +216,7 @@ __all__ = [
     "MigrationStabilityResult",
     "PSIResult",
     "PdTable",
+    "ScoreLabels",
     "SpiegelhalterResult",
     "TargetTable",
     "VintageCurve",

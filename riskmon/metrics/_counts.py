@@ -77,6 +77,11 @@ class ScoreLabels(Sequence[str]):
     def __repr__(self) -> str:
         return f"ScoreLabels({len(self)} scores)"
 
+    @property
+    def values(self) -> FloatArray:
+        """The scores these labels are of."""
+        return self._values
+
 
 def _same_floats(a: FloatArray | None, b: FloatArray | None, rtol: float) -> bool:
     if a is None or b is None:
@@ -170,6 +175,32 @@ class CountTable:
         return len(self.labels)
 
     # ----------------------------------------------------------------- constructors
+    @classmethod
+    def of_checked(
+        cls,
+        labels: Sequence[str],
+        total: FloatArray,
+        n_total: IntArray,
+        bads: FloatArray | None = None,
+        n_bads: IntArray | None = None,
+        values: FloatArray | None = None,
+        binning: Binning | None = None,
+    ) -> CountTable:
+        """The table of the arrays of one that was checked when it was made, made again
+        without checking them (:class:`riskmon.collect.compact.CountTables` holds tables'
+        numbers apart and makes each again when it is read)."""
+        table = object.__new__(cls)
+        table.__dict__.update(
+            labels=labels,
+            total=total,
+            n_total=n_total,
+            bads=bads,
+            n_bads=n_bads,
+            values=values,
+            binning=binning,
+        )
+        return table
+
     @classmethod
     def from_scores(cls, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> CountTable:
         """A labeled score table: one row per distinct score, ascending.
