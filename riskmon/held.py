@@ -10,15 +10,16 @@ bins:
 - an integer, float or boolean field in an :class:`array.array` (8 bytes a record, one for a
   boolean), with a byte a record saying which are None when the field may be;
 - a dictionary field (a figure's ``params``, a bin's ``extra``) as its keys, held once per
-  distinct set of keys, and a tuple of its values.
+  distinct tuple of keys, and its values in a column per key of that tuple (floats in an
+  :class:`array.array` while all of a column's values are floats).
 
 A record is made again when it is read, equal to the one held (its dictionary a new one, so
-that changing it changes nothing held; the values in it are the objects held). The field
-kinds come from the dataclass's annotations: ``str``, ``int``, ``float``, ``bool`` (each
-optionally ``| None``) and ``dict[...]``; a float field reads back a Python float, as
-annotated (an integer or a numpy float given is read back as one), and an integer field takes
-integers only. A record with a NaN is read back equal in every field but that one (NaN is not
-equal to itself; a run's figures are finite or None).
+that changing it changes nothing held; a float in it a new float, any other value the object
+held). The field kinds come from the dataclass's annotations: ``str``, ``int``, ``float``,
+``bool`` (each optionally ``| None``) and ``dict[...]``; a float field reads back a Python
+float, as annotated (an integer or a numpy float given is read back as one), and an integer
+field takes integers only. A record with a NaN is read back equal in every field but that one
+(NaN is not equal to itself; a run's figures are finite or None).
 
 This module sits at the bottom of the package: it imports nothing of riskmon's (numpy only,
 to index many records at once).
@@ -135,36 +136,58 @@ class _Coded(Generic[K]):
 
 
 class _Documents:
-    """Dictionaries as their keys (each distinct tuple of keys once) and a tuple of values."""
+    """Dictionaries as their keys, each distinct tuple of keys once, and their values by key:
+    per tuple of keys, a column a key, an ``array('d')`` while every value of it is a float (8
+    bytes a value, not a tuple's slot and a boxed float's 32), else a list of the values."""
 
-    __slots__ = ("shapes", "values")
+    __slots__ = ("rows", "shapes", "tables")
 
     def __init__(self) -> None:
-        self.shapes = _Coded[tuple[str, ...]]()
-        self.values: list[tuple[Any, ...] | None] = []
+        self.shapes = _Coded[tuple[str, ...]]()  # None: a None document
+        self.rows = array("i")  # each document's row in its keys' columns
+        self.tables: list[list[Any]] = []  # by the code of the keys: a column a key
 
     def extend(self, documents: list[dict[str, Any] | None]) -> None:
-        self.shapes.extend([tuple(d) if d else None for d in documents])
-        self.values.extend(
-            [tuple(d.values()) if d else (None if d is None else ()) for d in documents]
-        )
+        if not documents:
+            return
+        shapes = self.shapes
+        shapes.extend([None if d is None else tuple(d) for d in documents])
+        self.tables.extend([array("d") for _ in keys] for keys in shapes.texts[len(self.tables) :])
+        rows = []
+        for document, code in zip(documents, shapes.codes[-len(documents) :], strict=True):
+            table = self.tables[code] if document else None
+            if not table:  # None or no keys
+                rows.append(0)
+                continue
+            rows.append(len(table[0]))
+            for i, value in enumerate(document.values()):  # type: ignore[union-attr]
+                column = table[i]
+                if type(column) is array and type(value) is not float:
+                    column = table[i] = column.tolist()
+                column.append(value)
+        self.rows.extend(rows)
 
     def truncate(self, length: int) -> None:
         self.shapes.truncate(length)
-        del self.values[length:]
+        del self.rows[length:]
+        codes = _numbers(self.shapes.codes)
+        kept = np.bincount(codes[codes >= 0], minlength=len(self.tables))
+        for table, n in zip(self.tables, kept.tolist(), strict=True):
+            for column in table:
+                del column[n:]
 
     def __getitem__(self, position: int) -> dict[str, Any] | None:
-        values = self.values[position]
-        if values is None:
+        code = self.shapes.codes[position]
+        if code < 0:
             return None
-        keys = self.shapes[position]
-        return dict(zip(keys, values, strict=True)) if keys else {}
+        row = self.rows[position]
+        return {k: c[row] for k, c in zip(self.shapes.texts[code], self.tables[code], strict=True)}
 
     def between(self, start: int, stop: int) -> list[dict[str, Any] | None]:
-        shapes = self.shapes.between(start, stop)
+        keys, tables, rows = self.shapes.texts, self.tables, self.rows
         return [
-            None if values is None else dict(zip(keys, values, strict=True)) if keys else {}
-            for keys, values in zip(shapes, self.values[start:stop], strict=True)
+            None if code < 0 else {k: c[row] for k, c in zip(keys[code], tables[code], strict=True)}
+            for code, row in zip(self.shapes.codes[start:stop], rows[start:stop], strict=True)
         ]
 
 

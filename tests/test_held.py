@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,7 +19,12 @@ _TEXTS = st.sampled_from(["", "a", "b", "region=north", "ünïcode", "x" * 40])
 _FLOATS = st.floats(allow_nan=False) | st.none()
 _PARAMS = st.dictionaries(
     st.sampled_from(["n", "mean_pd", "grade", "note", "window"]),
-    st.integers(-5, 5) | st.floats(allow_nan=False) | st.none() | _TEXTS | st.lists(st.integers()),
+    st.integers(-5, 5)
+    | st.floats(allow_nan=False)
+    | st.floats(allow_nan=False).map(np.float64)  # not a float column's: held as it is
+    | st.none()
+    | _TEXTS
+    | st.lists(st.integers()),
     max_size=4,
 )
 _FIGURES = st.builds(
@@ -156,6 +162,28 @@ def test_a_record_it_cannot_hold_leaves_what_it_held_as_it_was() -> None:
     assert held.get("psi", CURRENT, segment="new") is None
     held.extend(good[:1])
     assert list(held) == [*good, good[0]]
+
+
+def test_parameters_of_a_failed_extend_are_dropped_in_every_column_of_their_keys() -> None:
+    """A record that fails in a later batch drops the batches before it, their parameters
+    included (floats held in arrays, and a key whose values stopped being all floats)."""
+    good = [
+        FigureRecord("ks", 0.3, CURRENT, segment=f"s{i}", params={"mean_pd": i / 7, "n": i})
+        for i in range(5)
+    ]
+    held = Figures(good)
+    more = [
+        FigureRecord("ks", 0.1, CURRENT, params={"mean_pd": i / 3, "n": None if i % 2 else 1.5})
+        for i in range(12_000)
+    ]
+    more.append(FigureRecord("psi", "x", CURRENT))  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        held.extend(more)
+    assert list(held) == good
+    again = [FigureRecord("gini", 0.2, CURRENT, params={"mean_pd": 0.25, "n": 2.5})]
+    held.extend(again)
+    assert list(held) == [*good, *again]
+    assert [f.params for f in held] == [*(f.params for f in good), {"mean_pd": 0.25, "n": 2.5}]
 
 
 def test_a_key_too_large_for_numpys_integers_is_found_all_the_same() -> None:
