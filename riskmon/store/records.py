@@ -67,9 +67,9 @@ class BaselineBins(RecordSequence[BaselineBinRecord]):
         order (a record is turned into such a row by :meth:`of`)."""
         self._numbers = {name: array(code) for name, (code, _) in _NUMBERS.items()}
         self._none: dict[str, set[int]] = {n: set() for n, (_, none) in _NUMBERS.items() if none}
-        self._codes = {name: array("l") for name in _TEXTS}
+        self._codes = {name: array("i") for name in _TEXTS}
         self._texts: dict[str, list[str]] = {name: [] for name in _TEXTS}  # by code
-        self._positions: dict[str, array[int]] | None = None
+        self._positions: dict[str, Sequence[int]] | None = None
         codes: dict[str, dict[str, int]] = {name: {} for name in _TEXTS}
         batch: list[Sequence[Any]] = []
         for row in rows:
@@ -124,14 +124,28 @@ class BaselineBins(RecordSequence[BaselineBinRecord]):
     def __repr__(self) -> str:
         return f"BaselineBins({len(self)} bins, {len(self.segments())} segments)"
 
-    def segments(self) -> dict[str, array[int]]:
-        """The positions of each segment's bins, by segment name."""
+    def segments(self) -> dict[str, Sequence[int]]:
+        """The positions of each segment's bins, by segment name: a ``range`` where they are
+        consecutive (as the store reads them back), else an array of them."""
         if self._positions is None:
-            names = self._texts["segment"]
-            positions: dict[str, array[int]] = {name: array("l") for name in names}
-            by_code = [positions[name] for name in names]
-            for position, code in enumerate(self._codes["segment"]):
-                by_code[code].append(position)
+            names, codes = self._texts["segment"], self._codes["segment"]
+            first, last, count = [-1] * len(names), [0] * len(names), [0] * len(names)
+            for position, code in enumerate(codes):
+                if first[code] < 0:
+                    first[code] = position
+                last[code] = position
+                count[code] += 1
+            positions: dict[str, Sequence[int]] = {}
+            apart: dict[int, array[int]] = {}
+            for code, name in enumerate(names):
+                if count[code] == last[code] - first[code] + 1:
+                    positions[name] = range(first[code], last[code] + 1)
+                else:
+                    positions[name] = apart[code] = array("l")
+            if apart:
+                for position, code in enumerate(codes):
+                    if code in apart:
+                        apart[code].append(position)
             self._positions = positions
         return self._positions
 

@@ -69,6 +69,23 @@ def test_the_columns_give_back_every_record_as_it_was(n: int) -> None:
         assert BaselineBins.of(changed) != bins
 
 
+def test_a_segments_bins_together_are_a_range_and_read_as_the_records_say() -> None:
+    """As the store reads a baseline back, each segment's bins together: their positions are a
+    range (read a column at a time), one segment apart from the others an array."""
+    records = sorted(_records(7, 12_000), key=lambda r: r.segment)
+    records.append(records[0])  # the first segment's bins no longer together
+    bins = BaselineBins.of(records)
+    segments = bins.segments()
+    first = records[0].segment
+    assert all(isinstance(p, range) for s, p in segments.items() if s != first)
+    assert not isinstance(segments[first], range)
+    for segment, positions in segments.items():
+        mine = [r for r in records if r.segment == segment]
+        assert [records[p] for p in positions] == mine
+        for name in ("bin_index", "label", "n_total", "total", "n_bads", "bads", "share"):
+            assert bins.column(name, positions) == [getattr(r, name) for r in mine]
+
+
 def test_a_variable_record_holds_its_bins_in_columns() -> None:
     records = _records(3, 50)
     variable = BaselineVariableRecord("income", "numeric", {"kind": "numeric"}, bins=records)
