@@ -20,7 +20,9 @@ with its functions first, e.g.
         postgresql+psycopg://postgres@127.0.0.1:5432/riskmon_messy_bench_1000000 /tmp/next force
 
 (the first runs on an empty store and freezes the baseline; the second, forced, is the same
-date again on a copy of the store the first left).
+date again on a copy of the store the first left). With ``--python-objects`` after the mode,
+each step's line also gives the Python objects (numpy's arrays included) held before it, at
+its peak and after it, as ``tracemalloc`` counts them (the run is then several times slower).
 """
 
 from __future__ import annotations
@@ -29,11 +31,14 @@ import functools
 import json
 import sys
 import time
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
+if sys.argv[4:] == ["--python-objects"]:
+    tracemalloc.start()  # before riskmon is imported, so that its modules are counted
 
 import bench_messy
 
@@ -54,16 +59,33 @@ def _reset_peak() -> None:
         refs.write("5")
 
 
+def _objects() -> str:
+    """What tracemalloc counts now (before a step), when it is tracing; resets its peak."""
+    if not tracemalloc.is_tracing():
+        return ""
+    tracemalloc.reset_peak()
+    return str(tracemalloc.get_traced_memory()[0] // 2**20)
+
+
+def _objects_after(before: str) -> str:
+    if not before:
+        return ""
+    now, peak = (n // 2**20 for n in tracemalloc.get_traced_memory())
+    return f"; objects before {before:>4s} MB, peak {peak:4d} MB, after {now:4d} MB"
+
+
 def _traced(function: Callable[..., Any], label: str) -> Callable[..., Any]:
     @functools.wraps(function)
     def traced(*args: Any, **kwargs: Any) -> Any:
         _reset_peak()
+        objects = _objects()
         before, began = _memory()["VmRSS"], time.perf_counter()
         result = function(*args, **kwargs)
         now = _memory()
         print(
             f"{label:18s} RSS before {before:5d} MB, peak {now['VmHWM']:5d} MB, "
-            f"after {now['VmRSS']:5d} MB, {time.perf_counter() - began:6.1f} s",
+            f"after {now['VmRSS']:5d} MB, {time.perf_counter() - began:6.1f} s"
+            f"{_objects_after(objects)}",
             file=sys.stderr,
             flush=True,
         )
