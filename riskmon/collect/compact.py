@@ -143,8 +143,10 @@ class CountTables(_Tables[CountTable]):
         """``table``'s numbers put in the blocks, or ``table`` itself when they do not fit."""
         ints = [a for a in (table.n_total, table.n_bads) if a is not None]
         weights = [a for a in (table.total, table.bads) if a is not None]
-        floats = [*weights, *([] if table.values is None else [table.values])]
-        if any(a.dtype != _INT64 for a in ints) or any(a.dtype != _FLOAT64 for a in floats):
+        values = [] if table.values is None else [table.values]
+        if any(a.dtype != _INT64 for a in ints) or any(
+            a.dtype != _FLOAT64 for a in (*weights, *values)
+        ):
             return table  # not as a count table is made: held as it is, its types kept
         bins = _non_empty(table)
         if bins is not None:
@@ -152,12 +154,10 @@ class CountTables(_Tables[CountTable]):
         counted = all(
             _same_bits(w, n.astype(np.float64)) for w, n in zip(weights, ints, strict=True)
         )
-        floats = [] if counted else weights
-        if table.values is not None:
-            floats.append(table.values)
+        floats = [*([] if counted else weights), *values]
         scores = isinstance(table.labels, ScoreLabels) and table.labels.values is table.values
         if bins is not None:
-            ints.insert(0, bins)
+            ints = [bins, *ints]
         at_floats = self._floats.put(floats)
         at_ints = None if at_floats is None else self._ints.put(ints)
         if at_floats is None or at_ints is None:
@@ -258,7 +258,7 @@ class SumTables(_Tables[_Sums]):
             return
         if binning is not None and isinstance(labels, list) and tuple(labels) == binning.labels:
             labels = None  # read back as a list of the binning's labels
-        self._held[key] = (where, len(arrays[0]) if arrays else 0, labels, binning)
+        self._held[key] = (where, len(table.labels), labels, binning)
 
     def __getitem__(self, key: TableKey) -> _Sums:
         held = self._held[key]

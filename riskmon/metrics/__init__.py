@@ -68,7 +68,7 @@ from riskmon.metrics._costs import (
     expected_cost,
     expected_cost_from_counts,
 )
-from riskmon.metrics._counts import CountTable, ScoreLabels
+from riskmon.metrics._counts import CountTable
 from riskmon.metrics._csi import characteristic_stability_table
 from riskmon.metrics._curves import (
     average_precision,
@@ -149,6 +149,7 @@ from riskmon.metrics._regression import (
     root_mean_squared_error,
     root_mean_squared_log_error,
 )
+from riskmon.metrics._score_labels import ScoreLabels
 from riskmon.metrics._stability import (
     PSIResult,
     population_stability_index,

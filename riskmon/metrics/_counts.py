@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from riskmon.errors import InvalidDataError
 from riskmon.metrics._binning import Binning
+from riskmon.metrics._score_labels import ScoreLabels
 from riskmon.metrics._validation import (
     FloatArray,
     IntArray,
@@ -39,48 +40,6 @@ def _run_lengths(sorted_values: FloatArray) -> tuple[FloatArray, IntArray]:
     starts = np.flatnonzero(np.r_[True, sorted_values[1:] != sorted_values[:-1]])
     counts = np.diff(np.r_[starts, sorted_values.size]).astype(np.int64)
     return sorted_values[starts], counts
-
-
-class ScoreLabels(Sequence[str]):
-    """The labels of a score table: each score as text, formatted only when read.
-
-    A table of 10M distinct scores would otherwise spend seconds formatting labels that no
-    figure reads.
-    """
-
-    __slots__ = ("_values",)
-
-    def __init__(self, values: FloatArray):
-        self._values = values
-
-    def __len__(self) -> int:
-        return int(self._values.shape[0])
-
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-    @overload
-    def __getitem__(self, index: slice) -> ScoreLabels: ...
-    def __getitem__(self, index: int | slice) -> str | ScoreLabels:
-        if isinstance(index, slice):
-            return ScoreLabels(self._values[index])
-        return f"{float(self._values[index]):.10g}"
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, ScoreLabels):
-            return bool(np.array_equal(self._values, other._values))
-        if isinstance(other, (tuple, list)):
-            return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"ScoreLabels({len(self)} scores)"
-
-    @property
-    def values(self) -> FloatArray:
-        """The scores these labels are of."""
-        return self._values
 
 
 def _same_floats(a: FloatArray | None, b: FloatArray | None, rtol: float) -> bool:
