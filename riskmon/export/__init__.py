@@ -27,6 +27,7 @@ from riskmon.export._layout import (
     PORTFOLIO,
     WHOLE_POPULATION,
     Sheet,
+    Stored,
     area_sheet,
     other_sheet,
 )
@@ -99,11 +100,10 @@ def workbook(store: MetricStore, run: RunRecord, *, kind: str | None = None) -> 
     bins = store.bins(run.id)
     kind = kind or model_kind(figures)
     areas = areas_of(kind)
-    return [
-        about_sheet(run, kind, areas),
-        *(area_sheet(area, figures, bins) for area in areas),
-        other_sheet(figures, areas),
-    ]
+    stored = Stored(figures, bins)  # indexed once, read by every area
+    sheets = [about_sheet(run, kind, areas), *(area_sheet(area, stored) for area in areas)]
+    del stored  # the last sheet reads the figures only
+    return [*sheets, other_sheet(figures, areas)]
 
 
 def export_run(

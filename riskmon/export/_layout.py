@@ -45,13 +45,19 @@ class Sheet:
     headings: frozenset[int] = frozenset()
 
 
-class _Stored:
-    """A run's figures by (name, variable, segment), and its bins by (variable, segment)."""
+class Stored:
+    """A run's figures by (name, variable, segment), its bins by (variable, segment), and each
+    segment's figures of a grade (variable not ALL), in the order stored: built once per
+    export, read by every area's sheet."""
 
     def __init__(self, figures: Iterable[FigureRecord], bins: Iterable[BinRecord]):
         self.figures: dict[tuple[str, str, str], FigureRecord] = {}
         for f in figures:
             self.figures.setdefault((f.name, f.variable, f.segment), f)
+        self.graded: dict[str, list[FigureRecord]] = {}
+        for f in self.figures.values():
+            if f.variable != ALL:
+                self.graded.setdefault(f.segment, []).append(f)
         self.bins: dict[tuple[str, str], list[BinRecord]] = {}
         for b in bins:
             self.bins.setdefault((b.variable, b.segment), []).append(b)
@@ -68,7 +74,7 @@ def segment_cell(segment: str) -> str:
     return WHOLE_POPULATION if segment == ALL else segment
 
 
-def _read(stored: _Stored, source: str | None, variable: str, segment: str) -> tuple[Cell, str]:
+def _read(stored: Stored, source: str | None, variable: str, segment: str) -> tuple[Cell, str]:
     """The value ``source`` (``figure`` or ``figure.param``) gives a row, and the reason when
     the figure is stored without one."""
     if source is None:
@@ -85,7 +91,7 @@ def _read(stored: _Stored, source: str | None, variable: str, segment: str) -> t
 
 
 def _figure_row(
-    stored: _Stored, section: FigureSection, segment: str, grade: str | None
+    stored: Stored, section: FigureSection, segment: str, grade: str | None
 ) -> Row | None:
     cells: list[Cell] = []
     notes: list[str] = []
@@ -103,19 +109,15 @@ def _figure_row(
     return (section.number, segment_cell(segment), grade_cell, *cells, "; ".join(notes) or None)
 
 
-def _is_stored(stored: _Stored, source: str, variable: str, segment: str) -> bool:
+def _is_stored(stored: Stored, source: str, variable: str, segment: str) -> bool:
     return (source.partition(PARAM_SEPARATOR)[0], variable, segment) in stored.figures
 
 
-def _grades(stored: _Stored, section: FigureSection, segment: str) -> list[str]:
+def _grades(stored: Stored, section: FigureSection, segment: str) -> list[str]:
     """The grades of ``segment`` the section has figures for, best first (by the grade's
     position, stored as its ``grade`` parameter, else as stored)."""
     names = {c.grade.partition(PARAM_SEPARATOR)[0] for c in section.columns if c.grade}
-    found = [
-        f
-        for f in stored.figures.values()
-        if f.name in names and f.segment == segment and f.variable != ALL
-    ]
+    found = [f for f in stored.graded.get(segment, ()) if f.name in names]
     position: dict[str, Any] = {}
     for f in found:
         position.setdefault(f.variable, f.params.get("grade"))
@@ -129,7 +131,7 @@ def _grades(stored: _Stored, section: FigureSection, segment: str) -> list[str]:
     return sorted(position, key=key)
 
 
-def figure_rows(stored: _Stored, section: FigureSection) -> list[Row]:
+def figure_rows(stored: Stored, section: FigureSection) -> list[Row]:
     """The section's rows: each segment's grades (if per grade), then its portfolio."""
     rows: list[Row] = []
     for segment in stored.segments:
@@ -149,7 +151,7 @@ def _bin_value(record: BinRecord, field: str) -> Cell:
     return value if isinstance(value, (str, int, float)) else None
 
 
-def bin_rows(stored: _Stored, section: BinSection) -> list[Row]:
+def bin_rows(stored: Stored, section: BinSection) -> list[Row]:
     """A row per stored bin of the section's variable, segment by segment."""
     return [
         (section.number, segment_cell(segment), *(_bin_value(b, c.field) for c in section.columns))
@@ -165,7 +167,7 @@ def header(section: Section) -> Row:
     return (SECTION, SEGMENT, GRADE, *(c.header for c in section.columns), NOTES)
 
 
-def _section_rows(stored: _Stored, section: Section) -> list[Row]:
+def _section_rows(stored: Stored, section: Section) -> list[Row]:
     if isinstance(section, BinSection):
         rows = bin_rows(stored, section)
     else:
@@ -173,10 +175,9 @@ def _section_rows(stored: _Stored, section: Section) -> list[Row]:
     return rows or [(section.number, f"{NOT_AVAILABLE}: {section.absent}")]
 
 
-def area_sheet(area: Area, figures: Sequence[FigureRecord], bins: Sequence[BinRecord]) -> Sheet:
-    """The sheet of ``area`` for a run that stored ``figures`` and ``bins``: the area's title,
-    then each section's title, column names and rows, a blank row after each."""
-    stored = _Stored(figures, bins)
+def area_sheet(area: Area, stored: Stored) -> Sheet:
+    """The sheet of ``area`` for a run that stored ``stored``: the area's title, then each
+    section's title, column names and rows, a blank row after each."""
     rows: list[Row] = [(area.title,), ()]
     headings = {0}
     for section in area.sections:
