@@ -29,6 +29,7 @@ from riskmon.config import ModelKind
 from riskmon.errors import ConfigError
 from riskmon.figure_table import Figures
 from riskmon.figures._baseline import FrozenBaseline
+from riskmon.figures._chunks import Chunk, Computed, chunks, hold_computed, mark_row_tests
 from riskmon.figures._family import (
     Family,
     FigureSpec,
@@ -39,7 +40,6 @@ from riskmon.figures._family import (
     Parameter,
     Rule,
     Section,
-    mark_row_tests,
     measured,
     within_noise,
 )
@@ -202,15 +202,10 @@ class Catalog:
 
     def compute(self, tables: RunTables) -> tuple[Figures, Held[BinRecord]]:
         """Every figure and bin of a run, family by family (the families of its model's kind),
-        held in columns as each family gives them (:mod:`riskmon.held`)."""
-        figures, bins = Figures(), Held(BinRecord)
-        for family in self.for_kind(tables.model.kind).families:
-            found, rows = family.compute(tables)
-            if tables.model.columns.weight:
-                mark_row_tests(found, self.row_tests)
-            figures.extend(found)
-            bins.extend(rows)
-        return figures, bins
+        held in columns as each family gives them (:func:`~._family.hold_computed`)."""
+        row_tests = self.row_tests if tables.model.columns.weight else frozenset()
+        families = self.for_kind(tables.model.kind).families
+        return hold_computed((family.compute(tables) for family in families), row_tests)
 
     def freeze(self, tables: RunTables) -> list[FigureRecord]:
         """Every figure a baseline freezes, family by family, from the development window's
@@ -356,6 +351,8 @@ __all__ = [
     "Bins",
     "Catalog",
     "CatalogError",
+    "Chunk",
+    "Computed",
     "Family",
     "FigureSpec",
     "Formula",
@@ -369,6 +366,8 @@ __all__ = [
     "RunTables",
     "RunView",
     "Section",
+    "chunks",
+    "hold_computed",
     "load_families",
     "mark_row_tests",
     "measured",

@@ -6,11 +6,13 @@ the report section and the declaration are in :mod:`riskmon.figures.calibration`
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from riskmon.config import ModelConfig
+from riskmon.figures._chunks import Chunk
 from riskmon.figures._family import finite, measured
 from riskmon.figures._views import RunTables
 from riskmon.metrics import (
@@ -283,20 +285,18 @@ def _grades(
     return figures, bins
 
 
-def compute(tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
-    """Calibration figures of the cohort per segment; nothing when the model has no PD."""
-    figures: list[FigureRecord] = []
-    bins: list[BinRecord] = []
+def compute(tables: RunTables) -> Iterator[Chunk]:
+    """Calibration figures of the cohort, segment by segment; nothing when the model has no
+    PD."""
     problem = tables.pd_problem
     if problem is not None and tables.pd_table(PERFORMANCE) is not None:
-        return [FigureRecord("jeffreys_p", None, PERFORMANCE, reason=problem)], []
+        yield [FigureRecord("jeffreys_p", None, PERFORMANCE, reason=problem)], []
+        return
     for segment in tables.segments():
         grades = tables.pd_table(PERFORMANCE, segment)
         if grades is None:
             continue
         order = _grade_order(tables, grades)
-        figures += _portfolio(tables, grades, order, segment)
+        figures = _portfolio(tables, grades, order, segment)
         found, rows = _grades(tables, grades, order, segment)
-        figures += found
-        bins += rows
-    return figures, bins
+        yield [*figures, *found], rows

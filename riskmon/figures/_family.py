@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -24,13 +24,13 @@ from typing import Any, Literal
 from riskmon.config import Band, Drop, ModelConfig, ModelKind, PValueLevels, Thresholds
 from riskmon.errors import DegenerateDataWarning
 from riskmon.figure_table import Figures
+from riskmon.figures._chunks import Computed
 from riskmon.figures._views import Alerts, BaselineView, RunTables, RunView
 from riskmon.metrics import CountTable
 from riskmon.records import (
     CURRENT,
     PERFORMANCE,
     AlertRecord,
-    BinRecord,
     FigureRecord,
     Status,
 )
@@ -227,7 +227,7 @@ class Family:
     #: its place in the catalog: families compute, and their rules judge, in this order
     order: int
     figures: tuple[FigureSpec, ...]
-    compute: Callable[[RunTables], tuple[list[FigureRecord], list[BinRecord]]]
+    compute: Callable[[RunTables], Computed]
     rules: tuple[Rule, ...] = ()
     sections: tuple[Section, ...] = ()
     headlines: tuple[Headline, ...] = ()
@@ -277,20 +277,6 @@ def measured(compute: Callable[[], Any]) -> tuple[Any, str | None]:
     if result is None or (scalar and math.isnan(float(result))):
         return None, reason or "not defined on this data"
     return result, reason
-
-
-#: what a weighted figure whose test counts loans says of it (``params["approximate"]``)
-ROWS_NOT_WEIGHTS = (
-    "weighted figure, test on loan counts: its p-value, critical value and interval count "
-    "loans (rows), not Kish's effective sample size (Σw)²/Σw², so they are approximate"
-)
-
-
-def mark_row_tests(figures: Sequence[FigureRecord], names: Collection[str]) -> None:
-    """Mark the figures of ``names`` (weighted, with a test on loan counts) approximate."""
-    for figure in figures:
-        if figure.name in names and figure.value is not None:
-            figure.params["approximate"] = ROWS_NOT_WEIGHTS
 
 
 def approximate(figure: FigureRecord) -> str:

@@ -5,10 +5,12 @@ ECB AUC test) and freezes with a baseline (``freeze``); its rules, section and d
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
+from riskmon.figures._chunks import Chunk
 from riskmon.figures._family import as_note, finite, measured, where
 from riskmon.figures._views import RunTables
 from riskmon.metrics import (
@@ -196,22 +198,19 @@ def curve_bins(scores: CountTable, *, higher_is_riskier: bool) -> list[BinRecord
 # --------------------------------------------------------------------------- a run, a baseline
 
 
-def compute(tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
-    """The cohort's ranking figures per segment, and its curve (whole population)."""
-    figures: list[FigureRecord] = []
-    bins: list[BinRecord] = []
+def compute(tables: RunTables) -> Iterator[Chunk]:
+    """The cohort's ranking figures, segment by segment, and its curve (whole population)."""
     riskier = tables.model.higher_is_riskier
     for segment in tables.segments():
         if tables.rows(PERFORMANCE, segment) is None:
             continue
         scores, grid = tables.ranking(PERFORMANCE, segment)
-        figures += ranking_figures(
+        figures = ranking_figures(
             scores, higher_is_riskier=riskier, population=PERFORMANCE, segment=segment, grid=grid
         )
         figures.append(auc_test_figure(tables, scores, segment))
-        if segment == ALL:
-            bins += curve_bins(scores, higher_is_riskier=riskier)
-    return figures, bins
+        bins = curve_bins(scores, higher_is_riskier=riskier) if segment == ALL else []
+        yield figures, bins
 
 
 def freeze(tables: RunTables) -> list[FigureRecord]:

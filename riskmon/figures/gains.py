@@ -7,8 +7,10 @@ the table itself as ``gains`` bins. No alert rule: the discrimination rules judg
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
+from riskmon.figures._chunks import Chunk
 from riskmon.figures._family import (
     Family,
     FigureSpec,
@@ -86,19 +88,13 @@ def gains(
     return [breaks, top], records
 
 
-def compute(tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
-    figures: list[FigureRecord] = []
-    bins: list[BinRecord] = []
+def compute(tables: RunTables) -> Iterator[Chunk]:
+    """The gains table's figures and deciles of the cohort, segment by segment."""
     for segment in tables.segments():
         if tables.rows(PERFORMANCE, segment) is None:
             continue
         scores, _ = tables.ranking(PERFORMANCE, segment)
-        found, rows = gains(
-            scores, higher_is_riskier=tables.model.higher_is_riskier, segment=segment
-        )
-        figures += found
-        bins += rows
-    return figures, bins
+        yield gains(scores, higher_is_riskier=tables.model.higher_is_riskier, segment=segment)
 
 
 @dataclass(frozen=True)

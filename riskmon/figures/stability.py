@@ -12,13 +12,14 @@ the message says when the value is within sampling noise.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from riskmon.charts import Chart, Sparkline, bar_chart, sparkline, trend_chart
 from riskmon.config import Band, Thresholds
 from riskmon.figure_table import Figures
+from riskmon.figures._chunks import Chunk
 from riskmon.figures._family import (
     Family,
     FigureSpec,
@@ -111,10 +112,9 @@ def stability_figure(
     return figure, bins
 
 
-def compute(tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
-    """PSI of the score per segment, CSI of every characteristic (whole population)."""
-    figures: list[FigureRecord] = []
-    bins: list[BinRecord] = []
+def compute(tables: RunTables) -> Iterator[Chunk]:
+    """PSI of the score, segment by segment, then the CSI of every characteristic (whole
+    population)."""
     baseline = tables.baseline
     for segment in tables.segments():
         if not tables.has(CURRENT, SCORE, segment):
@@ -127,20 +127,16 @@ def compute(tables: RunTables) -> tuple[list[FigureRecord], list[BinRecord]]:
                 variable=SCORE,
                 segment=segment,
             )
-            figures.append(figure)
-            bins += score_bins
+            yield [figure], score_bins
         else:  # a segment value the development sample never had
             reason = f"segment {segment} is not in baseline version {baseline.version}"
-            figures.append(
-                FigureRecord("psi", None, CURRENT, variable=SCORE, segment=segment, reason=reason)
-            )
+            psi = FigureRecord("psi", None, CURRENT, variable=SCORE, segment=segment, reason=reason)
+            yield [psi], []
     for name in characteristics(tables.model):
         figure, char_bins = stability_figure(
             baseline.table(name), tables.table(CURRENT, name), name="csi", variable=name
         )
-        figures.append(figure)
-        bins += char_bins
-    return figures, bins
+        yield [figure], char_bins
 
 
 # --------------------------------------------------------------------------- rules

@@ -20,7 +20,7 @@ import numpy as np
 
 from riskmon.baseline import frozen_bins
 from riskmon.config import ModelConfig
-from riskmon.figures import CATALOG, BaselineView, FrozenBaseline
+from riskmon.figures import CATALOG, BaselineView, FrozenBaseline, chunks
 from riskmon.metrics import CountTable, PdTable, TargetTable, VintageTable
 from riskmon.plan import DateWindow
 from riskmon.records import ALL, BinRecord, Exclusions, LevelCensus, LevelCount
@@ -205,7 +205,7 @@ def verify_from_store(model: ModelConfig, as_of: dt.date, *, store: MetricStore)
         if not any((f.name, f.population) in names for f in stored):
             continue  # the family stored nothing for this run: nothing to recompute
         try:
-            figures, _ = family.compute(tables)
+            figures = [f for found, _ in chunks(family.compute(tables)) for f in found]
         except NotStored as exc:
             missing[family.name] = str(exc)
             continue

@@ -14,7 +14,7 @@ import pytest
 
 from riskmon.config import ModelConfig
 from riskmon.figures import CATALOG
-from riskmon.figures._family import ROWS_NOT_WEIGHTS
+from riskmon.figures._chunks import ROWS_NOT_WEIGHTS
 from riskmon.plan import plan_run
 from riskmon.report import render_run_report
 from riskmon.run import run_model
