@@ -24,7 +24,7 @@ from riskmon.collect.checks import check_cells, overflowing_sum
 from riskmon.collect.daycells import DayCells
 from riskmon.collect.days import DayPlan, merge, split
 from riskmon.collect.engines import PROFILES, EngineProfile, profile_for
-from riskmon.collect.exclusions import exclusions, invalid_pds, known_usable, with_copies
+from riskmon.collect.exclusions import exclusions, invalid_pds, with_copies
 from riskmon.collect.fingerprint import recheck
 from riskmon.collect.migration import MigrationRequest
 from riskmon.collect.migration_tables import Migrations, MigrationTables
@@ -99,8 +99,7 @@ def collect(
         read = request.read() if days is None else days.reading(request)
         _refuse_text_target(source, connection, loans, read)
         # counted first: the populations nothing is left out of are read without the test
-        excluded = exclusions(connection, loans, read, source.profile)
-        read = known_usable(read, excluded, source.profile)
+        excluded, read = exclusions(connection, loans, read, source.profile)
         shape = _by_day(chosen) if days is not None and strategy == "auto" else chosen
         aggregate, invalid_weights = _aggregate(source, connection, loans, read, shape)
         wholes = [] if days is None else days.whole(request)  # the raw values, whole windows

@@ -31,11 +31,13 @@ from riskmon.records import Exclusions
 
 def exclusions(
     connection: Connection, loans: FromClause, request: CollectRequest, engine: EngineProfile
-) -> dict[str, Exclusions]:
+) -> tuple[dict[str, Exclusions], CollectRequest]:
     """Per population, the loans read, those left out and the used ones that repeat an id and
-    score date (none when the request names no score column)."""
+    score date (none when the request names no score column); and ``request`` with the
+    populations it found nothing to leave out of marked (:func:`known_usable`), which the
+    count of repeats reads already."""
     if request.score is None:
-        return {}
+        return {}, known_usable(request, {}, engine)
     out = {p.name: Exclusions(0) for p in request.populations}
     for group in statement_groups(request):
         cols = QueryColumns(loans, request, group)
@@ -54,12 +56,12 @@ def exclusions(
                 ead_approach=ead_approach,
                 **weights,
             )
+    checked = known_usable(request, out, engine)
     if request.id is None:
-        return out
+        return out, checked
     out = {name: replace(counts, duplicates=0) for name, counts in out.items()}
     if engine.enforces_keys and keyed_by(loans, (request.id, request.score_date)):
-        return out  # the table's key rules repeats out
-    checked = known_usable(request, out, engine)
+        return out, checked  # the table's key rules repeats out
     for group in statement_groups(checked):
         cols = QueryColumns(loans, checked, group)
         with engine.per_loan(connection):
@@ -70,7 +72,7 @@ def exclusions(
         for code, n in repeated:
             name = cols.population_name(code)
             out[name] = replace(out[name], duplicates=int(n or 0))
-    return out
+    return out, checked
 
 
 def known_usable(
