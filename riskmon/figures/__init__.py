@@ -202,7 +202,7 @@ class Catalog:
 
     def compute(self, tables: RunTables) -> tuple[Figures, Held[BinRecord]]:
         """Every figure and bin of a run, family by family (the families of its model's kind),
-        held in columns as each family gives them (:func:`~._family.hold_computed`)."""
+        held in columns as each family gives them (:func:`~._chunks.hold_computed`)."""
         row_tests = self.row_tests if tables.model.columns.weight else frozenset()
         families = self.for_kind(tables.model.kind).families
         return hold_computed((family.compute(tables) for family in families), row_tests)
