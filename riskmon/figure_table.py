@@ -15,7 +15,7 @@ from riskmon.records import ALL, FigureRecord
 
 class Figures(Sequence[FigureRecord]):
     """A run's figures, held in columns (:class:`~riskmon.held.Held`), looked up by (name,
-    population, variable, segment) in constant time. ``Figures(figures)`` of another
+    population, variable, segment) by bisection over sorted keys. ``Figures(figures)`` of another
     ``Figures`` holds the same records, not a copy: extending one extends both."""
 
     def __init__(self, records: Iterable[FigureRecord] = ()):

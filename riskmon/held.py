@@ -374,7 +374,7 @@ class Held(RecordSequence[T], Generic[T]):
 
     def find(self, key: tuple[str, ...], texts: Sequence[str]) -> int | None:
         """The position of the last record whose text fields ``key`` are ``texts``, or None;
-        in constant time (each ``key``'s index is made once, when first asked)."""
+        by bisection over its sorted keys (each ``key``'s index is made once, when first asked)."""
         index = self._indexes.get(key)
         if index is None:
             index = self._indexes[key] = _Index([self._text_column(name) for name in key])
