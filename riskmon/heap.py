@@ -21,14 +21,30 @@ functions keeps its collector as it set it.
 
 It shortens the 10M-loan benchmark's night by about a ninth (benchmarks/incremental.md), and
 a ``riskmon run`` process's fixed cost by about a fifth (benchmarks/startup.md).
+
+The same first call fixes the C allocator's thresholds (:func:`steady_allocator`). glibc's
+``malloc`` serves a block of 128 KiB or more with its own ``mmap``, given back to the system
+when freed, but each time such a block is freed it raises that threshold to the block's size
+(up to 32 MiB): after a run's first large array is freed, the count tables, result buffers
+and arrays of up to that size come from the heap, whose freed memory stays with the process
+wherever a live block sits above it. A run over 5,000 segments then kept about 45 MB it had
+freed (benchmarks/messy.md). Fixed at glibc's default, 128 KiB, a large block is always
+mapped apart and given back when freed; the heap is trimmed above 128 KiB of free memory.
+Other C libraries are left as they are.
 """
 
 from __future__ import annotations
 
+import ctypes
 import gc
+import sys
 import threading
 
 _lock = threading.Lock()
+
+#: glibc's ``mallopt`` parameters (``malloc.h``) and the value both are fixed at, its default
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_THRESHOLD = 128 * 1024
 
 
 class _State:
@@ -56,7 +72,23 @@ def set_aside_imports() -> bool:
             return False
         gc.freeze()
         _State.set_aside = True
+        steady_allocator()
         if _State.paused:
             _State.paused = False
             gc.enable()
         return True
+
+
+def steady_allocator() -> bool:
+    """Fix glibc's ``mmap`` and trim thresholds at 128 KiB, so that freed large blocks go back
+    to the system; True if the C library took both (Linux with glibc), False elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc's: its own policy stands
+        return False
+    mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
+    return bool(mallopt(_M_MMAP_THRESHOLD, _THRESHOLD)) and bool(
+        mallopt(_M_TRIM_THRESHOLD, _THRESHOLD)
+    )
