@@ -177,11 +177,15 @@ def _config(url: str, folder: Path) -> Any:
 def child(url: str, folder: str, force: bool) -> dict[str, Any]:
     from riskmon.run import run_models
     from riskmon.store import MetricStore
-    from riskmon.store.migrate import upgrade
+    from riskmon.store.migrate import check_schema
 
     config = _config(url, Path(folder))
+    # as a user does: `riskmon db upgrade` in its own process (Alembic is not imported by a
+    # run), then the run checks the schema as `riskmon run` does
+    riskmon = Path(sys.executable).with_name("riskmon")
+    subprocess.run([riskmon, "db", "upgrade", "--url", config.store.url], check=True)
     store = MetricStore.open(config.store.url)
-    upgrade(store.engine)
+    check_schema(store.engine)
     began = time.perf_counter()
     (outcome,) = run_models(config, [], AS_OF, store=store, force=force)
     seconds = time.perf_counter() - began

@@ -23,6 +23,10 @@ with its functions first, e.g.
 date again on a copy of the store the first left). With ``--python-objects`` after the mode,
 each step's line also gives the Python objects (numpy's arrays included) held before it, at
 its peak and after it, as ``tracemalloc`` counts them (the run is then several times slower).
+
+Since each step resets ``VmHWM``, the process's own peak (and ``/usr/bin/time``'s, read from the
+same counter) covers only the steps from the last reset on: the run's peak is the highest of
+the steps' peaks, printed last as ``run peak``.
 """
 
 from __future__ import annotations
@@ -74,6 +78,10 @@ def _objects_after(before: str) -> str:
     return f"; objects before {before:>4s} MB, peak {peak:4d} MB, after {now:4d} MB"
 
 
+#: the highest peak of any step so far, in MB
+_highest = [0]
+
+
 def _traced(function: Callable[..., Any], label: str) -> Callable[..., Any]:
     @functools.wraps(function)
     def traced(*args: Any, **kwargs: Any) -> Any:
@@ -82,6 +90,7 @@ def _traced(function: Callable[..., Any], label: str) -> Callable[..., Any]:
         before, began = _memory()["VmRSS"], time.perf_counter()
         result = function(*args, **kwargs)
         now = _memory()
+        _highest[0] = max(_highest[0], now["VmHWM"])
         print(
             f"{label:18s} RSS before {before:5d} MB, peak {now['VmHWM']:5d} MB, "
             f"after {now['VmRSS']:5d} MB, {time.perf_counter() - began:6.1f} s"
@@ -115,6 +124,7 @@ def main() -> None:
     MetricStore.complete_run = _traced(MetricStore.complete_run, "store")
     print(f"imports            RSS {_memory()['VmRSS']} MB", file=sys.stderr)
     print(json.dumps(bench_messy.child(url, folder, mode == "force")))
+    print(f"run peak           {_highest[0]} MB (the highest step's)", file=sys.stderr)
 
 
 if __name__ == "__main__":
