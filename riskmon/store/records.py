@@ -7,6 +7,7 @@ The records every layer shares (figures, bins, alerts to write, counts) live in
 from __future__ import annotations
 
 import datetime as dt
+import math
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
@@ -34,30 +35,47 @@ class BaselineBinRecord:
 
 
 #: :class:`BaselineBinRecord`'s fields in order, each number's ``array`` type code, and whether
-#: it may be None; the texts (label, segment) are held apart
+#: it may be None; the texts (label, segment) are held apart. A whole number starts in 4 bytes
+#: (``"i"``) and moves to 8 (``"q"``) when a value needs them.
 _FIELDS = tuple(f.name for f in fields(BaselineBinRecord))
 _NUMBERS = {
-    "bin_index": ("q", False),
-    "n_total": ("q", False),
+    "bin_index": ("i", False),
+    "n_total": ("i", False),
     "total": ("d", False),
-    "n_goods": ("q", True),
+    "n_goods": ("i", True),
     "goods": ("d", True),
-    "n_bads": ("q", True),
+    "n_bads": ("i", True),
     "bads": ("d", True),
     "share": ("d", True),
 }
+#: the weights that, unweighted, are their counts: held only once one differs from its count
+_COUNTED = {"total": "n_total", "goods": "n_goods", "bads": "n_bads"}
 _TEXTS = ("label", "segment")
 #: rows turned into columns at a time
 _BATCH = 10_000
+_INT32 = (-(2**31), 2**31 - 1)
+
+
+def _counted(weights: Sequence[Any], counts: Sequence[Any]) -> bool:
+    """Whether each weight is its count as a float (None where the count is None): then the
+    weights read back as ``float(count)``, bit for bit."""
+    for weight, count in zip(weights, counts, strict=True):
+        if weight is None or count is None:
+            if weight is not count:
+                return False
+        elif weight != count or (weight == 0 and math.copysign(1.0, weight) < 0):
+            return False
+    return True
 
 
 class BaselineBins(RecordSequence[BaselineBinRecord]):
-    """A baseline variable's bins held in columns: each number in an :class:`array.array`
-    (8 bytes a bin), each distinct label and segment name once with a code a bin, the bins of
-    each segment by position. A baseline of 5,000 segments holds about 590,000 bins: about
-    230 MB as records, about 50 MB so (``benchmarks/messy.md``). A bin is read as a
-    :class:`BaselineBinRecord`, made when it is read; what reads a segment's bins in bulk reads
-    its columns (:meth:`column`).
+    """A baseline variable's bins held in columns: each number in an :class:`array.array` (4
+    bytes a bin for a count, 8 for a weight or share), each distinct label and segment name
+    once with a code a bin, the bins of each segment by position. A weight column is held only
+    once a weight differs from its count: without a weight column, each weight is its count.
+    A baseline of 5,000 segments holds about 590,000 bins: about 230 MB as records, 19 MB
+    so, unweighted (``benchmarks/messy.md``). A bin is read as a :class:`BaselineBinRecord`, made
+    when it is read; what reads a segment's bins in bulk reads its columns (:meth:`column`).
     """
 
     __slots__ = ("_codes", "_none", "_numbers", "_positions", "_texts")
@@ -65,8 +83,12 @@ class BaselineBins(RecordSequence[BaselineBinRecord]):
     def __init__(self, rows: Iterable[Sequence[Any]] = ()) -> None:
         """The bins of ``rows``, each a bin's values in :class:`BaselineBinRecord`'s field
         order (a record is turned into such a row by :meth:`of`)."""
-        self._numbers = {name: array(code) for name, (code, _) in _NUMBERS.items()}
-        self._none: dict[str, set[int]] = {n: set() for n, (_, none) in _NUMBERS.items() if none}
+        # a weight column is None while each of its weights is its count (_COUNTED)
+        self._numbers: dict[str, array[Any] | None] = {
+            name: None if name in _COUNTED else array(code) for name, (code, _) in _NUMBERS.items()
+        }
+        # a byte a bin, 1 where the bin has no value; as long as the last bin without one
+        self._none: dict[str, bytearray] = {n: bytearray() for n, (_, no) in _NUMBERS.items() if no}
         self._codes = {name: array("i") for name in _TEXTS}
         self._texts: dict[str, list[str]] = {name: [] for name in _TEXTS}  # by code
         self._positions: dict[str, Sequence[int]] | None = None
@@ -91,7 +113,8 @@ class BaselineBins(RecordSequence[BaselineBinRecord]):
         if not rows:
             return
         start = len(self)
-        for name, values in zip(_FIELDS, zip(*rows, strict=True), strict=True):
+        columns = dict(zip(_FIELDS, zip(*rows, strict=True), strict=True))
+        for name, values in columns.items():
             if name in codes:
                 known, texts = codes[name], self._texts[name]
                 for text in values:
@@ -100,13 +123,36 @@ class BaselineBins(RecordSequence[BaselineBinRecord]):
                         texts.append(text)
                 self._codes[name].extend(map(known.__getitem__, values))
                 continue
+            counts = _COUNTED.get(name)
+            if counts is not None and self._numbers[name] is None:
+                if _counted(values, columns[counts]):
+                    continue  # read back from its counts
+                self._weigh(name, start)
             if name in self._none and None in values:
-                self._none[name].update(start + i for i, v in enumerate(values) if v is None)
+                none = self._none[name]
+                none.extend(bytes(start - len(none)))
+                none.extend(v is None for v in values)
                 values = tuple(0 if v is None else v for v in values)
-            self._numbers[name].extend(values)
+            self._append(name, values)
+
+    def _append(self, name: str, values: Sequence[Any]) -> None:
+        column = self._numbers[name]
+        assert column is not None
+        if column.typecode == "i" and (min(values) < _INT32[0] or max(values) > _INT32[1]):
+            column = self._numbers[name] = array("q", column)  # a count beyond 4 bytes
+        column.extend(values)
+
+    def _weigh(self, name: str, stop: int) -> None:
+        """Hold weight column ``name``: its first ``stop`` weights are their counts."""
+        counts = _COUNTED[name]
+        held = self._numbers[counts]
+        assert held is not None
+        self._numbers[name] = array("d", map(float, held[:stop]))
+        if counts in self._none:  # those of the rows before; this batch's are added after
+            self._none[name] = self._none[counts][:stop]
 
     def __len__(self) -> int:
-        return len(self._numbers["bin_index"])
+        return len(self._codes["segment"])
 
     def _record(self, position: int) -> BaselineBinRecord:
         return BaselineBinRecord(*(self.column(name, (position,))[0] for name in _FIELDS))
@@ -154,17 +200,20 @@ class BaselineBins(RecordSequence[BaselineBinRecord]):
         if name in self._texts:
             texts, codes = self._texts[name], self._codes[name]
             return [texts[codes[p]] for p in positions]
-        values, none = self._numbers[name], self._none.get(name, ())
+        values, none = self._numbers[name], self._none.get(name, b"")
+        if values is None:  # each weight is its count
+            return [None if n is None else float(n) for n in self.column(_COUNTED[name], positions)]
         if not isinstance(positions, range) or positions.step != 1:
-            return [None if p in none else values[p] for p in positions]
+            ended = len(none)
+            return [None if p < ended and none[p] else values[p] for p in positions]
         start, stop = positions.start, positions.stop
         out: list[Any] = values[start:stop].tolist()
-        if len(none) < len(out):  # a few bins without a value (else, below: most of them)
-            for p in none:
-                if start <= p < stop:
-                    out[p - start] = None
-            return out
-        return [None if p in none else v for p, v in zip(positions, out, strict=True)]
+        part = none[start:stop]
+        at = part.find(1)
+        while at >= 0:
+            out[at] = None
+            at = part.find(1, at + 1)
+        return out
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import tracemalloc
+from dataclasses import replace
 
 import pytest
 
@@ -67,6 +69,72 @@ def test_the_columns_give_back_every_record_as_it_was(n: int) -> None:
     if n:
         changed = [*records[:-1], BaselineBinRecord(99, "x", 1, 1.0)]
         assert BaselineBins.of(changed) != bins
+
+
+def _unweighted(seed: int, n: int) -> list[BaselineBinRecord]:
+    """Bins without a weight column: each weight its count as a float, None with it."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        labeled = rng.random() < 0.8
+        n_total, n_bads = rng.randrange(10**5), rng.randrange(100)
+        out.append(
+            BaselineBinRecord(
+                bin_index=i % 9,
+                label=f"({i % 9}, {i % 9 + 1}]",
+                n_total=n_total,
+                total=float(n_total),
+                segment=f"s{i // 50}",
+                n_goods=n_total - n_bads if labeled else None,
+                goods=float(n_total - n_bads) if labeled else None,
+                n_bads=n_bads if labeled else None,
+                bads=float(n_bads) if labeled else None,
+                share=rng.random(),
+            )
+        )
+    return out
+
+
+@pytest.mark.parametrize(
+    "late",
+    [
+        {},
+        {"total": 2.5},  # a weight that is not its count
+        {"total": -0.0, "n_total": 0},  # equal to its count, but not as a float reads back
+        {"goods": 3.0, "n_goods": None},  # a weight where its count is None
+        {"bads": None, "n_bads": 4},  # no weight where its count is given
+        {"n_total": 2**40, "total": 2.0**40},  # a count beyond 4 bytes
+        {"n_bads": -(2**31) - 1, "bads": -(2.0**31) - 1},
+    ],
+)
+def test_unweighted_bins_read_back_bit_for_bit_whatever_comes_in_a_later_batch(
+    late: dict[str, object],
+) -> None:
+    """Weights equal to their counts are read back from the counts, and counts held in 4 bytes,
+    until a bin in a later batch needs more; every bin, before it and after, reads back with
+    the same types and values (a ``repr`` each)."""
+    records = _unweighted(5, 25_003)
+    records[21_000] = replace(records[21_000], **late)  # type: ignore[arg-type]
+    bins = BaselineBins.of(records)
+    assert [repr(b) for b in bins] == [repr(r) for r in records]
+    for segment, positions in list(bins.segments().items())[::37]:
+        mine = [r for r in records if r.segment == segment]
+        for name in ("n_total", "total", "n_goods", "goods", "n_bads", "bads"):
+            assert repr(bins.column(name, positions)) == repr([getattr(r, name) for r in mine])
+
+
+def test_unweighted_bins_take_four_bytes_a_count_and_no_weight_column() -> None:
+    """100,000 bins without weights: three 4-byte counts, a 4-byte bin index, an 8-byte share
+    and two 4-byte text codes, 32 bytes a bin (64 more held each count and weight in 8)."""
+    records = _unweighted(6, 100_000)
+    tracemalloc.start()
+    try:
+        bins = BaselineBins.of(records)
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert len(bins) == 100_000
+    assert held < 100_000 * 40  # 32 a bin, arrays grown ahead, the 2,000 segments' names
 
 
 def test_a_segments_bins_together_are_a_range_and_read_as_the_records_say() -> None:
