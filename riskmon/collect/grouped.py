@@ -20,6 +20,7 @@ from riskmon.collect.request import CollectRequest, Variable
 #: rows fetched from a statement's result at a time: one driver call a batch (psycopg's
 #: ``fetchone`` cost about 5 us a row, a third of a nightly run's Python time)
 FETCH_ROWS = 10_000
+_STREAMED = {"stream_results": True, "yield_per": FETCH_ROWS}
 
 
 def _binner(variable: Variable, raw_categories: bool) -> Callable[[Any], Any]:
@@ -63,48 +64,52 @@ def run(
         n_sums = 1 + request.n_sums if statement.sums.pd else 0
         n_moments = 1 + request.n_moments if statement.sums.moments else 0
         n_tail = n_measures + n_sums + n_moments
-        result = connection.execute(statement.select)  # a batch at a time, never all at once
-        batches = result.partitions(FETCH_ROWS)
-        if layout == "packed":  # added up as arrays, a batch at a time (binned: no columns)
-            assert aggregate.columnar.isdisjoint(v.name for v in variables)
-            packed_rows = PackedRows(
-                aggregate, cols, variables, binners, s, weighted, n_measures, n_sums,
-                n_moments, summed, with_moments, first_variable, tally, watched,
-            )  # fmt: skip
-            for batch in batches:
-                invalid_weights += packed_rows.add(batch)
-            continue
-        for row in chain.from_iterable(batches):
-            measures = row[-n_tail:]
-            n, w = measures[0], (measures[1] if weighted else None)
-            end = len(row) - n_moments
-            sums = row[end - n_sums + 1 : end] if n_sums else None
-            moments = row[end + 1 :] if n_moments else None
-            population = cols.population_name(row[0])
-            segment_values, label = tuple(row[first : first + s]), row[first + s]
-            cells: Iterable[tuple[str, Any]]  # (variable name, key) this row counts for
-            if layout == "tagged":
-                cells = ((row[1], row[3 + s]),)
-            else:
-                k = len(variables)
-                keys, flags = row[2 + s : 2 + s + k], row[2 + s + k : -n_tail]
-                (index,) = [i for i, flag in enumerate(flags) if int(flag) == 0]
-                cells = ((variables[index].name, keys[index]),)
-            for name, key in cells:
-                if weighted and name == first_variable:
-                    invalid_weights += int(measures[2] or 0)
-                cell_sums = sums if name in summed else None
-                if cell_sums is not None:
-                    aggregate.count_invalid_pd(name, measures[n_measures])
-                cell_moments = moments if name in with_moments else None
-                if cell_moments is not None:
-                    aggregate.count_invalid_target(name, row[end])
-                add(
-                    (population, name, segment_values, label, key),
-                    n,
-                    w,
-                    cell_sums,
-                    cell_moments,
-                )
+        # a batch at a time, never all at once; where the driver can (PostgreSQL, MariaDB,
+        # MySQL), through a server-side cursor, so that the whole result is not buffered
+        # first; closed at the end, read through or not. The options are the statement's:
+        # the connection's own would hold for every statement after it
+        with connection.execute(statement.select, execution_options=_STREAMED) as result:
+            batches = result.partitions(FETCH_ROWS)
+            if layout == "packed":  # added up as arrays, a batch at a time (binned: no columns)
+                assert aggregate.columnar.isdisjoint(v.name for v in variables)
+                packed_rows = PackedRows(
+                    aggregate, cols, variables, binners, s, weighted, n_measures, n_sums,
+                    n_moments, summed, with_moments, first_variable, tally, watched,
+                )  # fmt: skip
+                for batch in batches:
+                    invalid_weights += packed_rows.add(batch)
+                continue
+            for row in chain.from_iterable(batches):
+                measures = row[-n_tail:]
+                n, w = measures[0], (measures[1] if weighted else None)
+                end = len(row) - n_moments
+                sums = row[end - n_sums + 1 : end] if n_sums else None
+                moments = row[end + 1 :] if n_moments else None
+                population = cols.population_name(row[0])
+                segment_values, label = tuple(row[first : first + s]), row[first + s]
+                cells: Iterable[tuple[str, Any]]  # (variable name, key) this row counts for
+                if layout == "tagged":
+                    cells = ((row[1], row[3 + s]),)
+                else:
+                    k = len(variables)
+                    keys, flags = row[2 + s : 2 + s + k], row[2 + s + k : -n_tail]
+                    (index,) = [i for i, flag in enumerate(flags) if int(flag) == 0]
+                    cells = ((variables[index].name, keys[index]),)
+                for name, key in cells:
+                    if weighted and name == first_variable:
+                        invalid_weights += int(measures[2] or 0)
+                    cell_sums = sums if name in summed else None
+                    if cell_sums is not None:
+                        aggregate.count_invalid_pd(name, measures[n_measures])
+                    cell_moments = moments if name in with_moments else None
+                    if cell_moments is not None:
+                        aggregate.count_invalid_target(name, row[end])
+                    add(
+                        (population, name, segment_values, label, key),
+                        n,
+                        w,
+                        cell_sums,
+                        cell_moments,
+                    )
     aggregate.levels = tally.censuses()
     return aggregate, invalid_weights

@@ -50,7 +50,9 @@ def stream(
     names += [f"segment_{i}" for i in range(len(tables.segments))]
     tally = Tally(request)
     assign = _assigner(request)
-    result = connection.execution_options(stream_results=True, yield_per=chunk_rows).execute(query)
+    # the statement's options: the connection's would stream every statement after it
+    streamed = {"stream_results": True, "yield_per": chunk_rows}
+    result = connection.execute(query, execution_options=streamed)
     held: pd.DataFrame | None = None
     for chunk in result.partitions(chunk_rows):
         progressed()  # each chunk has the whole read deadline

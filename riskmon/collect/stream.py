@@ -82,9 +82,9 @@ def run(
             .select_from(loans)
             .where(cols.where)
         )
-        result = connection.execution_options(stream_results=True, yield_per=chunk_rows).execute(
-            statement
-        )
+        # the statement's options: the connection's would stream every statement after it
+        streamed = {"stream_results": True, "yield_per": chunk_rows}
+        result = connection.execute(statement, execution_options=streamed)
         n_head, n_extras = len(head), len(extras)
         for chunk in result.partitions(chunk_rows):
             progressed()  # each chunk has the whole read deadline
