@@ -55,12 +55,8 @@ DUCKDB_PER_LOAN_MEMORY_LIMIT = "128MB"
 #: a statement just in time (``jit``, on by default, over ``jit_above_cost``), it compiles it
 #: without inlining or optimising, the costly parts of compiling (one statement of 22 ``CASE``
 #: trees took 14.0 s with JIT and 6.6 s without: benchmarks/collect.md); the plain compilation
-#: saves about 3 % of the packed statements' time at 1M loans (benchmarks/whole.md). The
-#: grouped rows are read through a server-side cursor, a batch at a time; the planner plans a
-#: cursor for its first tenth of rows (``cursor_tuple_fraction``), here for all of them, as
-#: the statement alone
+#: saves about 3 % of the packed statements' time at 1M loans (benchmarks/whole.md)
 POSTGRESQL_SETTINGS = {
-    "cursor_tuple_fraction": "1",
     "enable_sort": "off",
     "jit_inline_above_cost": "-1",
     "jit_optimize_above_cost": "-1",
