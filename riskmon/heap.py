@@ -27,7 +27,7 @@ The same first call fixes the C allocator's thresholds (:func:`steady_allocator`
 when freed, but each time such a block is freed it raises that threshold to the block's size
 (up to 32 MiB): after a run's first large array is freed, the count tables, result buffers
 and arrays of up to that size come from the heap, whose freed memory stays with the process
-wherever a live block sits above it. A run over 5,000 segments then kept about 45 MB it had
+wherever a live block sits above it. A run over 5,000 segments then kept about 50 MB it had
 freed (benchmarks/messy.md). Fixed at glibc's default, 128 KiB, a large block is always
 mapped apart and given back when freed; the heap is trimmed above 128 KiB of free memory.
 Other C libraries are left as they are.

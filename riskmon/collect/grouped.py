@@ -67,7 +67,7 @@ def run(
         # read through or not. The driver holds the whole grouped result first: through a
         # server-side cursor (SQLAlchemy's stream_results) it would not, but PostgreSQL plans
         # no parallel query for a cursor, and a whole run at 1M loans took 5.53 s instead of
-        # 4.02 s (benchmarks/messy.md)
+        # 4.02 s (benchmarks/whole.md)
         with connection.execute(statement.select) as result:
             batches = result.partitions(FETCH_ROWS)
             if layout == "packed":  # added up as arrays, a batch at a time (binned: no columns)

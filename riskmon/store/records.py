@@ -74,8 +74,9 @@ class BaselineBins(RecordSequence[BaselineBinRecord]):
     once with a code a bin, the bins of each segment by position. A weight column is held only
     once a weight differs from its count: without a weight column, each weight is its count.
     A baseline of 5,000 segments holds about 590,000 bins: about 230 MB as records, 19 MB
-    so, unweighted (``benchmarks/messy.md``). A bin is read as a :class:`BaselineBinRecord`, made
-    when it is read; what reads a segment's bins in bulk reads its columns (:meth:`column`).
+    so, unweighted (``benchmarks/messy.md``). A bin is read as a :class:`BaselineBinRecord`,
+    made when it is read; what reads a segment's bins in bulk reads its columns
+    (:meth:`column`).
     """
 
     __slots__ = ("_codes", "_none", "_numbers", "_positions", "_texts")
