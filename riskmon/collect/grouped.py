@@ -63,11 +63,8 @@ def run(
         n_sums = 1 + request.n_sums if statement.sums.pd else 0
         n_moments = 1 + request.n_moments if statement.sums.moments else 0
         n_tail = n_measures + n_sums + n_moments
-        # turned into Python a batch at a time, never all at once, and closed at the end,
-        # read through or not. The driver holds the whole grouped result first: through a
-        # server-side cursor (SQLAlchemy's stream_results) it would not, but PostgreSQL plans
-        # no parallel query for a cursor, and a whole run at 1M loans took 5.53 s instead of
-        # 4.02 s (benchmarks/whole.md)
+        # a batch at a time, closed at the end, read through or not; not through a server-side
+        # cursor: PostgreSQL plans no parallel query for one (1.4x slower, benchmarks/whole.md)
         with connection.execute(statement.select) as result:
             batches = result.partitions(FETCH_ROWS)
             if layout == "packed":  # added up as arrays, a batch at a time (binned: no columns)
