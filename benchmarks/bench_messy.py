@@ -42,13 +42,15 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 # the same helpers as the migration benchmark beside this script
 from bench_migration import _admin, _peak_rss_mb, write_records
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 DEFAULT_PG_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 BENCH_DB = "riskmon_messy_bench"
@@ -67,6 +69,8 @@ DEVELOPMENT_DAYS = 182  # January to June 2024
 def loan_chunks(
     rows: int, segments: int, levels: int, chunk_rows: int, seed: int
 ) -> Iterator[pd.DataFrame]:
+    import pandas as pd
+
     rng = np.random.default_rng(seed)
     law = 1.0 / np.arange(1, levels + 1) ** 1.1
     law /= law.sum()

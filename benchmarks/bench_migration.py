@@ -41,10 +41,12 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 START = (dt.date(2024, 3, 1), dt.date(2024, 3, 31))
 END = (dt.date(2025, 3, 1), dt.date(2025, 3, 31))
@@ -61,6 +63,8 @@ COLUMNS = ["obligor_id", "score_date", "pd", "bad", "exposure", "segment"]
 
 def snapshot_chunks(rows: int, chunk_rows: int, seed: int) -> Iterator[pd.DataFrame]:
     """``rows`` obligor-snapshots in chunks: obligor i's start row, then (for most) its end row."""
+    import pandas as pd
+
     rng = np.random.default_rng(seed)
     obligors = rows // 2
     for first in range(0, obligors, chunk_rows // 2):
@@ -219,6 +223,7 @@ def child_riskmon(url: str, strategy: str) -> dict[str, Any]:
 
 
 def child_read_sql(url: str) -> dict[str, Any]:
+    import pandas as pd
     from sqlalchemy import create_engine, text
 
     began = time.perf_counter()

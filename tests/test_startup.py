@@ -5,6 +5,8 @@ Checked by what a fresh interpreter has in ``sys.modules``, never by timing.
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -143,3 +145,35 @@ def test_riskmon_called_from_python_does_not_pause_the_collector(no_model_config
     args = ["-c", str(no_model_config), "db", "upgrade"]
     enabled, _, code = _collector_after("cli", args, no_model_config.parent)
     assert (enabled, code) == (True, "0")
+
+
+def test_a_nightly_run_of_every_demo_model_does_not_import_pandas(
+    demo: tuple[Path, str], tmp_path: Path
+) -> None:
+    """pandas (with pyarrow, when installed, which pandas then imports) is most of a process's
+    memory before it reads a loan: a run whose database sums its rows (every shape but
+    ``stream``), its figures and its reports use numpy alone. Every demo model run again
+    (``--force``) with the ``packed`` shape on a copy of the demo, its reports written."""
+    folder = tmp_path / "riskmon-demo"
+    shutil.copytree(demo[0], folder)
+    config = folder / "riskmon.yaml"
+    config.write_text(config.read_text().replace(str(demo[0]), str(folder)))
+    argv = ["-c", str(config), "run", "--as-of", "2024-12-31", "--force", "--format", "json"]
+    probe = (
+        "import sys\n"
+        "from riskmon.cli import cli\n"
+        "try:\n"
+        f"    cli({[*argv, '--strategy', 'packed']!r}, prog_name='riskmon')\n"
+        "except SystemExit as exc:\n"
+        "    print('exit:', exc.code)\n"
+        "print('loaded:', *sorted(sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True)
+    printed, _, rest = done.stdout.partition("\nexit:")
+    summaries = json.loads(printed)
+    assert len(summaries) == 5, printed
+    assert {s["status"] for s in summaries} == {"succeeded"}, summaries
+    (line,) = [line for line in rest.splitlines() if line.startswith("loaded:")]
+    loaded = set(line.split()[1:])
+    assert {"riskmon.figures", "riskmon.report"} <= loaded
+    assert not {m for m in loaded if m.split(".")[0] in ("pandas", "pyarrow")}

@@ -6,10 +6,9 @@ holds one chunk; the database sorts. The same cells as the pushdown, counted in 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from sqlalchemy import Connection, FromClause, select
 
 from riskmon.collect.binsql import category_text
@@ -18,6 +17,9 @@ from riskmon.collect.migration import END, START, MigrationRequest, Tally, count
 from riskmon.collect.request import ColumnDataError
 from riskmon.collect.selection import QueryColumns
 from riskmon.errors import InvalidDataError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: rows per chunk of the streaming reader
 DEFAULT_CHUNK_ROWS = 20_000
@@ -31,6 +33,8 @@ def stream(
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
 ) -> Tally:
     """Count the migrations from the rows, read in obligor order a chunk at a time."""
+    import pandas as pd
+
     tables = request.tables
     cols = QueryColumns(loans, tables, tables.populations)
     obligor = loans.c[request.obligor]
@@ -78,6 +82,8 @@ def _assigner(request: MigrationRequest) -> Callable[[Any], Any]:
     pd_source = request.tables.pd
 
     def assign(values: Any) -> Any:
+        import pandas as pd
+
         if grade.on_pd and pd_source is not None:
             numbers = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(float)
             values = pd_source.of(numbers)
@@ -91,6 +97,8 @@ def _assigner(request: MigrationRequest) -> Callable[[Any], Any]:
 
 def _add_obligors(tally: Tally, frame: pd.DataFrame, assign: Callable[[Any], Any]) -> None:
     """Add the whole obligors of ``frame`` (rows sorted by obligor, snapshot, score date)."""
+    import pandas as pd
+
     if frame.empty:
         return
     frame = frame.assign(snapshot=frame["snapshot"].astype(int), grade=assign(frame["value"]))
@@ -155,11 +163,15 @@ def _add_obligors(tally: Tally, frame: pd.DataFrame, assign: Callable[[Any], Any
 
 def _none(value: Any) -> Any:
     """A value as SQL returns it: NULL (NaN, None, NA) as None, numpy scalars as Python's."""
+    import pandas as pd
+
     if value is None or (not isinstance(value, str) and pd.isna(value)):
         return None
     return value.item() if isinstance(value, np.generic) else value
 
 
 def _weight(value: Any) -> float | None:
+    import pandas as pd
+
     number = pd.to_numeric(pd.Series([value]), errors="coerce").iloc[0]
     return None if pd.isna(number) or number < 0 else float(number)

@@ -12,15 +12,17 @@ by side, so that they read the same rows the same way: a NULL target makes the r
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 from sqlalchemy import ColumnElement, Double, case, cast, func, null
 
 from riskmon.collect.request import ColumnDataError
 from riskmon.metrics import TARGET_MOMENTS, WEIGHTED_TARGET_MOMENTS
+
+if TYPE_CHECKING:
+    pass
 
 #: how many offending values an error quotes
 _QUOTED = 5
@@ -72,6 +74,8 @@ def numeric_target(values: npt.NDArray[Any], column: str) -> tuple[int, npt.NDAr
     """How many of a chunk's target values are NaN or infinite (not NULL), and the values as
     doubles (NaN where NULL); a :class:`~riskmon.collect.tables.ColumnDataError` naming
     ``column`` where one is text."""
+    import pandas as pd
+
     text = [v for v in values.tolist() if isinstance(v, (str, bytes))]
     if text:
         raise ColumnDataError(

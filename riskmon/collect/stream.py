@@ -10,11 +10,10 @@ own text (the same ``CAST`` the SQL compares), so both ways put every row in the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 from sqlalchemy import ColumnElement, Connection, FromClause, select
 
 from riskmon.collect.aggregate import Aggregate
@@ -24,6 +23,9 @@ from riskmon.collect.moments import moment_terms, numeric_target
 from riskmon.collect.request import CollectRequest, ColumnDataError, Variable
 from riskmon.collect.selection import QueryColumns, statement_groups
 from riskmon.errors import InvalidDataError
+
+if TYPE_CHECKING:
+    pass
 
 #: rows per chunk; a chunk arrives as Python objects, far more than 8 bytes a value (peak RSS
 #: on 25 columns, benchmarks/collect.md: about 970 MB at 200,000 rows a chunk, 320 MB at 50,000,
@@ -44,6 +46,8 @@ def _crossed(variable: Variable) -> str:
 
 def _codes(values: npt.NDArray[Any]) -> tuple[npt.NDArray[np.intp], npt.NDArray[Any]]:
     """Integer codes of the distinct values; NULL keeps a code of its own, as None."""
+    import pandas as pd
+
     codes, uniques = pd.factorize(values, use_na_sentinel=False)
     distinct = np.asarray(uniques, dtype=object)
     distinct[pd.isna(distinct)] = None  # factorize reports None as NaN
@@ -125,6 +129,8 @@ def _add_chunk(
     position: dict[str, int],
     extras: dict[str, npt.NDArray[Any]],
 ) -> int:
+    import pandas as pd
+
     n_segments = len(request.segments)
     weights: npt.NDArray[np.float64] | None = None
     invalid = 0
@@ -231,6 +237,8 @@ def _moments(
 ) -> tuple[int, list[npt.NDArray[np.float64]]] | None:
     """The rows whose target is NaN or infinite, and the terms each loan adds to the target's
     moments (:mod:`.moments`), when read."""
+    import pandas as pd
+
     if "target" not in extras or request.target is None:
         return None
     invalid, target = numeric_target(extras["target"], request.target)
@@ -249,6 +257,8 @@ def _pd_powers(
 ) -> tuple[int, list[npt.NDArray[np.float64]]]:
     """The rows whose PD is NULL or outside [0, 1], and the terms each loan adds to the PD
     sums (:data:`~riskmon.metrics.PD_SUMS`; a NULL PD adds nothing, as SQL's ``SUM``)."""
+    import pandas as pd
+
     assert request.pd is not None
     raw = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(np.float64)
     p = np.asarray(request.pd.of(raw), dtype=np.float64)

@@ -23,7 +23,7 @@ from riskmon.figures._family import (
 )
 from riskmon.figures._formulas import GAINS_FORMULAS
 from riskmon.figures._views import RunTables, RunView
-from riskmon.metrics import CountTable, lift_table_from_counts
+from riskmon.metrics import CountTable, lift_columns_from_counts
 from riskmon.records import GAINS, PERFORMANCE, BinRecord, FigureRecord
 
 #: quantile groups of the gains table
@@ -34,19 +34,20 @@ def gains(
     scores: CountTable, *, higher_is_riskier: bool, segment: str = ""
 ) -> tuple[list[FigureRecord], list[BinRecord]]:
     """The gains (lift) table by score decile, riskiest first, and its order breaks."""
-    frame, reason = measured(
-        lambda: lift_table_from_counts(
+    lifted, reason = measured(
+        lambda: lift_columns_from_counts(
             scores, n_groups=GAIN_GROUPS, higher_is_riskier=higher_is_riskier
         )
     )
-    if frame is None or frame.empty:
+    if lifted is None or lifted.empty:
         reason = reason or "no loans in the performance cohort"
         return [
             FigureRecord(name, None, PERFORMANCE, segment=segment, reason=reason)
             for name in ("lift_order_breaks", "top_decile_lift")
         ], []
     columns = ("group", "n_rows", "count", "score_min", "score_max", "bads")
-    # the frame's columns as lists, zipped (not a Series built per row by iterrows)
+    frame = lifted.columns
+    # the columns as lists, zipped
     records = [
         BinRecord(
             variable=GAINS,
@@ -67,12 +68,12 @@ def gains(
     params = {"n_groups": GAIN_GROUPS}
     breaks = FigureRecord(
         "lift_order_breaks",
-        float(frame.attrs["order_breaks"]),
+        float(lifted.order_breaks),
         PERFORMANCE,
         segment=segment,
         params=params,
     )
-    lift = finite(float(frame["lift"].iloc[0]))
+    lift = finite(float(frame["lift"][0]))
     top = FigureRecord(
         "top_decile_lift",
         lift,

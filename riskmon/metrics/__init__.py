@@ -122,6 +122,8 @@ from riskmon.metrics._gauc import (
 from riskmon.metrics._grid import grid_auc_error_bound, grid_ks_error_bound, score_grid_table
 from riskmon.metrics._hosmer_lemeshow import HosmerLemeshowResult, hosmer_lemeshow_test
 from riskmon.metrics._lift import (
+    LiftColumns,
+    lift_columns_from_counts,
     lift_table,
     lift_table_from_counts,
 )
@@ -214,6 +216,7 @@ __all__ = [
     "InvalidDataError",
     "JeffreysResult",
     "KSResult",
+    "LiftColumns",
     "MigrationStabilityResult",
     "PSIResult",
     "PdTable",
@@ -276,6 +279,7 @@ __all__ = [
     "ks_curve_from_counts",
     "ks_statistic",
     "ks_statistic_from_counts",
+    "lift_columns_from_counts",
     "lift_table",
     "lift_table_from_counts",
     "loss_shortfall",

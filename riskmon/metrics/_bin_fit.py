@@ -8,14 +8,16 @@ later sample, so the figures of different months are comparable.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import pandas as pd
 
 from riskmon.errors import InvalidDataError
 from riskmon.metrics._binning import Binning, Kind, level_codes, numeric_values
 from riskmon.metrics._validation import FloatArray, check_weights
+
+if TYPE_CHECKING:
+    pass
 
 Method = Literal["quantile", "uniform"]
 
@@ -37,6 +39,8 @@ def infer_kind(x: Any) -> Kind:
     >>> infer_kind([1.5, None, 3.0]), infer_kind(["a", None]), infer_kind([True, False])
     ('numeric', 'categorical', 'categorical')
     """
+    import pandas as pd
+
     dtype = x.dtype if isinstance(x, (pd.Series, pd.Index, np.ndarray)) else pd.Series(x).dtype
     if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dtype):
         return "categorical"
@@ -183,6 +187,8 @@ def _uniform_edges(x: FloatArray, n_bins: int) -> FloatArray:
 def _fit_levels(
     x: Any, *, min_level_share: float | None, max_levels: int | None, sample_weight: Any
 ) -> Binning:
+    import pandas as pd
+
     codes, texts = level_codes(x)
     w = check_weights(sample_weight, codes.shape[0])
     seen = codes >= 0

@@ -11,13 +11,15 @@ import itertools
 import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from riskmon.errors import InvalidDataError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MISSING_LABEL = "missing"
 UNSEEN_LABEL = "unseen"
@@ -35,6 +37,8 @@ def _format_edge(value: float) -> str:
 
 def numeric_values(values: Any) -> npt.NDArray[np.float64]:
     """Values as float64 with missing values (None, NaN, NA) as NaN; raise on text."""
+    import pandas as pd
+
     if isinstance(values, np.ndarray) and values.dtype.kind in "biuf":
         as_float: npt.NDArray[np.float64] = np.asarray(values, dtype=np.float64)
         return as_float
@@ -56,6 +60,8 @@ def level_codes(values: Any) -> tuple[npt.NDArray[np.intp], list[str]]:
     read as Python objects (``[1, None]`` gives level ``"1"``); numpy arrays and pandas
     objects keep their dtype (a float column gives ``"1.0"``).
     """
+    import pandas as pd
+
     if isinstance(values, pd.Series) and isinstance(values.dtype, pd.CategoricalDtype):
         values = values.array
     if isinstance(values, pd.Categorical):
@@ -243,6 +249,8 @@ class Binning:
         """One row per bin: ``bin`` (label), ``lower`` and ``upper`` (numeric bins, the
         interval ``(lower, upper]``: :meth:`bounds`), ``levels`` (categorical bins, a tuple of
         level texts)."""
+        import pandas as pd
+
         lower, upper = self.bounds()
         levels: list[tuple[str, ...] | None] = [None] * self.n_bins
         if self.kind != "numeric":

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from riskmon.errors import InvalidDataError
 from riskmon.metrics._binning import Binning
@@ -31,6 +30,9 @@ from riskmon.metrics._validation import (
     check_scores,
     check_weights,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _run_lengths(sorted_values: FloatArray) -> tuple[FloatArray, IntArray]:
@@ -355,6 +357,8 @@ class CountTable:
 
     def to_frame(self) -> pd.DataFrame:
         """The table as a DataFrame, one row per bin."""
+        import pandas as pd
+
         data: dict[str, Any] = {"bin": list(self.labels)}
         if self.values is not None:
             data["score"] = self.values

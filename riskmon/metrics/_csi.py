@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from riskmon.errors import DegenerateDataWarning, InvalidDataError
 from riskmon.metrics._bin_fit import DEFAULT_N_BINS, Method
@@ -18,6 +18,9 @@ from riskmon.metrics._stability import (
     population_stability_index,
 )
 from riskmon.metrics._validation import not_available
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def characteristic_stability_table(
@@ -72,6 +75,8 @@ def characteristic_stability_table(
     0         region  0.274653  shifted
     1            age  0.000000   stable
     """
+    import pandas as pd
+
     names = _checked_names(
         expected_frame, actual_frame, characteristics, expected_weight, actual_weight
     )
@@ -128,6 +133,8 @@ def _checked_names(
     actual_weight: str | None,
 ) -> list[str]:
     """The characteristics to compare, each checked to be a column of both frames."""
+    import pandas as pd
+
     frames = (("expected_frame", expected_frame), ("actual_frame", actual_frame))
     for name, frame in frames:
         if not isinstance(frame, pd.DataFrame):

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import astuple, dataclass, fields
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import pandas as pd
 
 from riskmon.errors import InvalidDataError
 from riskmon.metrics._counts import CountTable
 from riskmon.metrics._ranking import Ranked, rank
 from riskmon.metrics._validation import FloatArray, not_available
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: β of the F-measure unless told otherwise (F1: precision and recall weigh the same)
 DEFAULT_BETA = 1.0
@@ -275,6 +277,8 @@ def average_confusion_metrics(
 
 
 def _threshold_table(r: Ranked, beta: float) -> pd.DataFrame:
+    import pandas as pd
+
     beta = _check_beta(beta)
     tp, fp = np.cumsum(r.bads), np.cumsum(r.goods)
     tn, fn = r.total_goods - fp, r.total_bads - tp

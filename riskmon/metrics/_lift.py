@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from riskmon.errors import InvalidDataError
 from riskmon.metrics._counts import CountTable
 from riskmon.metrics._ranking import Ranked, rank
 from riskmon.metrics._validation import FloatArray, not_available
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: default number of quantile groups (deciles)
 DEFAULT_N_GROUPS = 10
@@ -47,16 +50,42 @@ def _group_of_each_score(weights: FloatArray, n_groups: int) -> Any:
     return np.minimum(np.floor(middle * n_groups).astype(np.int64), n_groups - 1)
 
 
-def _lift_table(r: Ranked, n_groups: int) -> pd.DataFrame:
+@dataclass(frozen=True)
+class LiftColumns:
+    """A lift table as numpy columns (``LIFT_COLUMNS``, riskiest group first), without pandas:
+    what a run reads (:func:`lift_columns_from_counts`); :meth:`frame` is the table
+    :func:`lift_table` returns."""
+
+    columns: dict[str, FloatArray]
+    order_breaks: int
+    n_groups_requested: int
+
+    @property
+    def empty(self) -> bool:
+        """No group: the data has no rows."""
+        return len(self.columns["group"]) == 0
+
+    def frame(self) -> pd.DataFrame:
+        """The columns as a DataFrame, ``order_breaks`` and ``n_groups_requested`` in its
+        ``attrs``."""
+        import pandas as pd
+
+        frame = pd.DataFrame(self.columns)
+        frame.attrs.update(
+            order_breaks=self.order_breaks, n_groups_requested=self.n_groups_requested
+        )
+        return frame
+
+
+def _lift_columns(r: Ranked, n_groups: int) -> LiftColumns:
     if isinstance(n_groups, bool) or not isinstance(n_groups, (int, np.integer)) or n_groups < 1:
         raise InvalidDataError(f"Expected n_groups a positive integer, got {n_groups!r}")
     weights = r.goods + r.bads
     total = float(weights.sum())
     if total <= 0:
         not_available("The lift table is not available: the data has no rows", stacklevel=4)
-        frame = pd.DataFrame({c: pd.Series(dtype=np.float64) for c in LIFT_COLUMNS})
-        frame.attrs.update(order_breaks=0, n_groups_requested=int(n_groups))
-        return frame
+        no_rows = {c: np.empty(0, dtype=np.float64) for c in LIFT_COLUMNS}
+        return LiftColumns(no_rows, 0, int(n_groups))
     group = _group_of_each_score(weights, int(n_groups))
     # the groups that received a score, renumbered 0..k-1: a lookup over the groups when there
     # are fewer groups than scores (no sort of every row), else np.unique
@@ -85,27 +114,24 @@ def _lift_table(r: Ranked, n_groups: int) -> pd.DataFrame:
             "Bad rate is not available for a group whose rows all have zero weight", stacklevel=4
         )
     cum_bad_share = _ratio(np.cumsum(bads), big_b)
-    frame = pd.DataFrame(
-        {
-            "group": np.arange(1, k + 1),
-            "score_min": np.minimum(edge_a, edge_b),
-            "score_max": np.maximum(edge_a, edge_b),
-            "n_rows": n_rows.round().astype(np.int64),
-            "count": count,
-            "bads": bads,
-            "goods": goods,
-            "bad_rate": bad_rate,
-            "bad_share": _ratio(bads, big_b),
-            "cum_bad_share": cum_bad_share,
-            "lift": _ratio(bad_rate, big_b / total),
-            "cum_lift": _ratio(cum_bad_share, np.cumsum(count) / total),
-            "ks": np.abs(cum_bad_share - _ratio(np.cumsum(goods), big_g)),
-        }
-    )
+    columns = {
+        "group": np.arange(1, k + 1),
+        "score_min": np.minimum(edge_a, edge_b),
+        "score_max": np.maximum(edge_a, edge_b),
+        "n_rows": n_rows.round().astype(np.int64),
+        "count": count,
+        "bads": bads,
+        "goods": goods,
+        "bad_rate": bad_rate,
+        "bad_share": _ratio(bads, big_b),
+        "cum_bad_share": cum_bad_share,
+        "lift": _ratio(bad_rate, big_b / total),
+        "cum_lift": _ratio(cum_bad_share, np.cumsum(count) / total),
+        "ks": np.abs(cum_bad_share - _ratio(np.cumsum(goods), big_g)),
+    }
     # a break: a safer group with a strictly higher bad rate than the group just riskier
     breaks = int(np.count_nonzero(np.diff(bad_rate) > 0))
-    frame.attrs.update(order_breaks=breaks, n_groups_requested=int(n_groups))
-    return frame
+    return LiftColumns(columns, breaks, int(n_groups))
 
 
 def lift_table_from_counts(
@@ -119,7 +145,22 @@ def lift_table_from_counts(
     >>> lift_table_from_counts(t, n_groups=4)["lift"].tolist()
     [2.6666666666666665, 1.3333333333333333, 0.0, 0.0]
     """
-    return _lift_table(rank(table, higher_is_riskier=higher_is_riskier), n_groups)
+    return _lift_columns(rank(table, higher_is_riskier=higher_is_riskier), n_groups).frame()
+
+
+def lift_columns_from_counts(
+    table: CountTable, *, n_groups: int = DEFAULT_N_GROUPS, higher_is_riskier: bool = True
+) -> LiftColumns:
+    """:func:`lift_table_from_counts`' table as numpy columns, without pandas.
+
+    Examples
+    --------
+    >>> t = CountTable.from_scores([1, 1, 0, 1, 0, 0, 0, 0], [8, 7, 6, 5, 4, 3, 2, 1])
+    >>> lifted = lift_columns_from_counts(t, n_groups=4)
+    >>> lifted.columns["lift"].tolist(), lifted.order_breaks
+    ([2.6666666666666665, 1.3333333333333333, 0.0, 0.0], 0)
+    """
+    return _lift_columns(rank(table, higher_is_riskier=higher_is_riskier), n_groups)
 
 
 def lift_table(
@@ -162,4 +203,4 @@ def lift_table(
     0
     """
     table = CountTable.from_scores(y_true, y_score, sample_weight=sample_weight)
-    return _lift_table(rank(table, higher_is_riskier=higher_is_riskier), n_groups)
+    return _lift_columns(rank(table, higher_is_riskier=higher_is_riskier), n_groups).frame()

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from riskmon.errors import InvalidDataError
 from riskmon.metrics._validation import (
@@ -25,6 +24,9 @@ from riskmon.metrics._validation import (
     check_weights,
     not_available,
 )
+
+if TYPE_CHECKING:
+    pass
 
 #: the fewest grades a rating scale needs for these figures (ln K and K − 1 divide)
 MIN_GRADES = 2
@@ -183,6 +185,8 @@ def herfindahl_test(counts: Any, initial_counts: Any) -> HerfindahlTestResult:
 # --------------------------------------------------------------------------- migrations
 def _check_grades(values: Any, name: str, highest: int, bound: str) -> IntArray:
     """Grades as int64; raise unless each is a whole number from 1 to ``highest``."""
+    import pandas as pd
+
     arr = np.asarray(values)
     if arr.ndim != 1:
         raise InvalidDataError(f"Expected a 1-d array for {name!r}, got shape {arr.shape}")

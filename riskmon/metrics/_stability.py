@@ -20,10 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from riskmon.errors import InvalidDataError
 from riskmon.metrics._bin_fit import DEFAULT_N_BINS, Method, resolve_binning
@@ -32,6 +31,9 @@ from riskmon.metrics._counts import CountTable
 from riskmon.metrics._divergence import DEFAULT_SMOOTHING, check_smoothing, divergence_terms
 from riskmon.metrics._validation import check_fraction, check_weights, not_available
 from riskmon.metrics._woe import NOT_AVAILABLE, bin_columns
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: industry bands: below STABLE_BELOW stable, up to SHIFTED_ABOVE monitor, above it shifted
 PSI_STABLE_BELOW = 0.10
@@ -146,6 +148,8 @@ class PSIResult:
         ``expected_rows``/``actual_rows``, summed weights ``expected``/``actual``, raw shares
         ``expected_share``/``actual_share``, the shares used after smoothing, the bin's
         ``contribution`` (a_i − e_i)·ln(a_i/e_i), and the flags ``smoothed`` and ``empty``."""
+        import pandas as pd
+
         frame = pd.concat(
             [
                 bin_columns(self.per_bin["bin"], self.binning),

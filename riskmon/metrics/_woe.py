@@ -15,16 +15,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from riskmon.metrics._bin_fit import DEFAULT_N_BINS, Method, resolve_binning
 from riskmon.metrics._binning import Binning, Kind
 from riskmon.metrics._counts import CountTable
 from riskmon.metrics._divergence import DEFAULT_SMOOTHING, check_smoothing, divergence_terms
 from riskmon.metrics._validation import check_labels, check_same_length, not_available
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: (upper bound, band) for IV, Siddiqi (2006); a value equal to a bound is in the next band,
 #: except 0.5 itself, which is still "strong"; above 0.5 an IV is "too good to be true"
@@ -82,6 +84,8 @@ class IVResult:
     @cached_property
     def table(self) -> pd.DataFrame:
         """One row per bin; columns as :func:`woe_table_from_counts` describes."""
+        import pandas as pd
+
         frame = pd.concat(
             [
                 bin_columns(self.per_bin["bin"], self.binning),
@@ -100,6 +104,8 @@ class IVResult:
 
 def bin_columns(labels: Any, binning: Binning | None) -> pd.DataFrame:
     """``bin``, ``lower``, ``upper``, ``levels`` of each bin (bounds unknown without binning)."""
+    import pandas as pd
+
     if binning is not None:
         return binning.describe()
     nan = np.full(len(labels), np.nan)

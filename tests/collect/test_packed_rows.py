@@ -8,13 +8,14 @@ import dataclasses
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Column, Date, Float, Integer, MetaData, String, Table
 
 from riskmon.collect.aggregate import Aggregate
 from riskmon.collect.census import LevelTally
-from riskmon.collect.packed_rows import PackedRows
+from riskmon.collect.packed_rows import PackedRows, _factorized
 from riskmon.collect.request import CollectRequest, Variable
 from riskmon.collect.selection import QueryColumns, statement_groups
 
@@ -132,3 +133,17 @@ def test_packed_rows_add_up_as_row_by_row(rows: list[tuple[Any, ...]], cuts: lis
         assert aggregate.invalid_pds == expected.invalid_pds
         assert aggregate.invalid_targets == expected.invalid_targets
         assert tally.censuses() == expected_tally.censuses()  # each level's rows in row order
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 2**40), max_size=300), st.integers(1, 50))
+def test_keys_are_coded_by_first_appearance_as_pandas_factorize_codes_them(
+    keys: list[int], spread: int
+) -> None:
+    # few distinct keys (many repeats) as well as many
+    values = np.asarray([k % (spread * 7) if spread < 25 else k for k in keys], dtype=np.intp)
+    codes, distinct = _factorized(values)
+    expected_codes, expected_distinct = pd.factorize(values)
+    assert codes.tolist() == expected_codes.tolist()
+    assert distinct.tolist() == expected_distinct.tolist()
+    assert codes.dtype == np.intp
