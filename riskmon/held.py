@@ -10,8 +10,9 @@ bins:
 - an integer, float or boolean field in an :class:`array.array` (8 bytes a record, one for a
   boolean), with a byte a record saying which are None when the field may be;
 - a dictionary field (a figure's ``params``, a bin's ``extra``) as its keys, held once per
-  distinct tuple of keys, and its values in a column per key of that tuple (floats in an
-  :class:`array.array` while all of a column's values are floats).
+  distinct tuple of keys, and its values in a column per key of that tuple (in an
+  :class:`array.array` while all of a column's values are floats, or all integers; as codes
+  while all are texts).
 
 A record is made again when it is read, equal to the one held (its dictionary a new one, so
 that changing it changes nothing held; a float in it a new float, any other value the object
@@ -43,7 +44,7 @@ T = TypeVar("T")
 K = TypeVar("K", bound=Hashable)
 
 #: an annotation's kind: its array's type code, or "text" or "document"
-_CODES = {"int": "q", "float": "d", "bool": "b"}
+_CODES = {"int": "i", "float": "d", "bool": "b"}  # an "i" column becomes "q" when it must
 _NONE = " | None"
 #: records taken in, or read, at a time
 _BATCH = 10_000
@@ -76,6 +77,8 @@ class _Column:
                 values = [0 if v is None else v for v in values]
         if self.kind == "b":
             values = [bool(v) for v in values]
+        if self.kind == "i" and self.values.typecode == "i" and values and not _fits_int32(values):
+            self.values = array("q", self.values)  # an integer beyond 4 bytes: 8 from now
         self.values.extend(values)
 
     def truncate(self, length: int) -> None:
@@ -112,9 +115,13 @@ class _Coded(Generic[K]):
     __slots__ = ("codes", "known", "texts")
 
     def __init__(self) -> None:
-        self.codes = array("i")
+        self.codes = array("h")  # 2 bytes a value while there are few texts, then 4
         self.known: dict[K, int] = {}
         self.texts: list[K] = []  # by code
+
+    def _widen(self) -> None:
+        if self.codes.typecode == "h" and len(self.texts) > _INT16_MAX:
+            self.codes = array("i", self.codes)
 
     def extend(self, values: list[K | None]) -> None:
         known, texts = self.known, self.texts
@@ -122,7 +129,19 @@ class _Coded(Generic[K]):
             if value is not None and value not in known:
                 known[value] = len(texts)
                 texts.append(value)
+        self._widen()
         self.codes.extend([-1 if v is None else known[v] for v in values])
+
+    def append(self, value: K) -> None:
+        code = self.known.get(value)
+        if code is None:
+            code = self.known[value] = len(self.texts)
+            self.texts.append(value)
+            self._widen()
+        self.codes.append(code)
+
+    def __len__(self) -> int:
+        return len(self.codes)
 
     def truncate(self, length: int) -> None:
         del self.codes[length:]  # a text no record holds any more keeps its code: harmless
@@ -138,8 +157,10 @@ class _Coded(Generic[K]):
 
 class _Documents:
     """Dictionaries as their keys, each distinct tuple of keys once, and their values by key:
-    per tuple of keys, a column a key, an ``array('d')`` while every value of it is a float (8
-    bytes a value, not a tuple's slot and a boxed float's 32), else a list of the values."""
+    per tuple of keys, a column a key, typed by its first value while every value of it has
+    that value's type: an ``array('d')`` of floats or an ``array('q')`` of integers (8 bytes a
+    value, not a list's slot and a boxed number's 28 to 32), texts as codes (:class:`_Coded`,
+    4 bytes); else, or once a value of another type comes, a list of the values."""
 
     __slots__ = ("rows", "shapes", "tables")
 
@@ -162,9 +183,15 @@ class _Documents:
                 continue
             rows.append(len(table[0]))
             for i, value in enumerate(document.values()):  # type: ignore[union-attr]
-                column = table[i]
-                if type(column) is array and type(value) is not float:
-                    column = table[i] = column.tolist()
+                column, kind = table[i], type(value)
+                if type(column) is array:
+                    if kind is not _ARRAY_KINDS[column.typecode] or (
+                        kind is int
+                        and not _BOUNDS[column.typecode] <= value < -_BOUNDS[column.typecode]
+                    ):
+                        column = table[i] = _widened(column, value)
+                elif type(column) is _Coded and kind is not str:
+                    column = table[i] = _widened(column, value)
                 column.append(value)
         self.rows.extend(rows)
 
@@ -175,7 +202,10 @@ class _Documents:
         kept = np.bincount(codes[codes >= 0], minlength=len(self.tables))
         for table, n in zip(self.tables, kept.tolist(), strict=True):
             for column in table:
-                del column[n:]
+                if type(column) is _Coded:
+                    column.truncate(n)
+                else:
+                    del column[n:]
 
     def __getitem__(self, position: int) -> dict[str, Any] | None:
         code = self.shapes.codes[position]
@@ -190,6 +220,35 @@ class _Documents:
             None if code < 0 else {k: c[row] for k, c in zip(keys[code], tables[code], strict=True)}
             for code, row in zip(self.shapes.codes[start:stop], rows[start:stop], strict=True)
         ]
+
+
+#: the type of the values an array of each type code holds, and an integer array's lowest
+#: value (its highest is one less than minus that)
+_ARRAY_KINDS: dict[str, type] = {"d": float, "i": int, "q": int}
+_BOUNDS = {"i": -(2**31), "q": -(2**63)}
+_INT16_MAX = 2**15 - 1
+
+
+def _fits_int32(values: list[Any]) -> bool:
+    return bool(_BOUNDS["i"] <= min(values) and max(values) < -_BOUNDS["i"])
+
+
+def _widened(column: Any, value: Any) -> Any:
+    """A document column that can take ``value`` as well as the values it holds: typed by
+    ``value`` while it holds none (integers in 4 bytes, then 8), else a list of its values."""
+    kind = type(value)
+    held = len(column)
+    if not held:
+        if kind is int and _BOUNDS["q"] <= value < -_BOUNDS["q"]:
+            return array("i" if _fits_int32([value]) else "q")
+        if kind is float:
+            return array("d")
+        return _Coded[str]() if kind is str else []
+    if type(column) is _Coded:
+        return column.between(0, held)
+    if column.typecode == "i" and kind is int and _BOUNDS["q"] <= value < -_BOUNDS["q"]:
+        return array("q", column)
+    return column.tolist()
 
 
 def _numbers(codes: array[int]) -> Any:

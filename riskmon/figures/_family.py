@@ -55,6 +55,9 @@ class Judge:
     #: the baseline's loans per current window (its loans over its window, scaled)
     expected_n_current: float | None = None
     alerts: list[AlertRecord] = field(default_factory=list)
+    #: each distinct thresholds mapping an alert used, once: the alerts that used the same
+    #: share one copy (40,000 alerts of 5,000 segments held 8 MB of copies of a few mappings)
+    used: dict[tuple[tuple[str, type, str], ...], dict[str, Any]] = field(default_factory=dict)
 
     def add(
         self,
@@ -66,9 +69,14 @@ class Judge:
         variable: str = "",
         segment: str = "",
     ) -> None:
-        self.alerts.append(
-            AlertRecord(rule, status, value, dict(thresholds), message, variable, segment)
-        )
+        """Add an alert; its ``thresholds`` copied (an alert keeps those it was judged by),
+        the copy shared with the alerts before it that used equal thresholds (read-only)."""
+        # by each value's type and repr: 1, 1.0 and True are equal, as are 0.0 and -0.0
+        key = tuple((name, type(v), repr(v)) for name, v in thresholds.items())
+        copied = self.used.get(key)
+        if copied is None:
+            copied = self.used[key] = dict(thresholds)
+        self.alerts.append(AlertRecord(rule, status, value, copied, message, variable, segment))
 
     def in_sample(self) -> str | None:
         """Why the cohort is not judged against the baseline: it overlaps the development
