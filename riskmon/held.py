@@ -6,9 +6,11 @@ after the figures' step; held, 84 MB (``benchmarks/messy.md``). :class:`Held` ke
 records as columns, the way :class:`riskmon.store.records.BaselineBins` keeps a baseline's
 bins:
 
-- a text field as one code a record (``array('i')``), each distinct text once;
-- an integer, float or boolean field in an :class:`array.array` (8 bytes a record, one for a
-  boolean), with a byte a record saying which are None when the field may be;
+- a text field as one code a record (2 bytes until the field has more than 32,767 texts, then
+  4), each distinct text once;
+- an integer, float or boolean field in an :class:`array.array` (8 bytes a record, an integer
+  4 until one needs 8, a boolean one), with a byte a record saying which are None when the
+  field may be;
 - a dictionary field (a figure's ``params``, a bin's ``extra``) as its keys, held once per
   distinct tuple of keys, and its values in a column per key of that tuple (in an
   :class:`array.array` while all of a column's values are floats, or all integers; as codes
@@ -158,9 +160,10 @@ class _Coded(Generic[K]):
 class _Documents:
     """Dictionaries as their keys, each distinct tuple of keys once, and their values by key:
     per tuple of keys, a column a key, typed by its first value while every value of it has
-    that value's type: an ``array('d')`` of floats or an ``array('q')`` of integers (8 bytes a
-    value, not a list's slot and a boxed number's 28 to 32), texts as codes (:class:`_Coded`,
-    4 bytes); else, or once a value of another type comes, a list of the values."""
+    that value's type: an ``array('d')`` of floats or an array of integers (4 bytes a value
+    until one needs 8; not a list's slot and a boxed number's 28 to 32), texts as codes
+    (:class:`_Coded`, 2 bytes, then 4); else, or once a value of another type comes, a list of
+    the values."""
 
     __slots__ = ("rows", "shapes", "tables")
 
