@@ -2,7 +2,8 @@
 
 A run of 5,000 segments makes about 240,000 figures and 200,000 bins. As slotted records,
 each with its own parameter dictionary and boxed floats, they left 176 MB of Python objects
-after the figures' step; held, 84 MB (``benchmarks/messy.md``). :class:`Held` keeps the same
+after the figures' step; held, 84 MB (``benchmarks/messy.md``), and the held figures and bins
+themselves now 21.0 and 23.8 MB. :class:`Held` keeps the same
 records as columns, the way :class:`riskmon.store.records.BaselineBins` keeps a baseline's
 bins:
 
@@ -24,8 +25,8 @@ float, as annotated (an integer or a numpy float given is read back as one), and
 field takes integers only. A record with a NaN is read back equal in every field but that one
 (NaN is not equal to itself; a run's figures are finite or None).
 
-This module sits at the bottom of the package: it imports nothing of riskmon's (numpy only,
-to index many records at once).
+This module sits at the bottom of the package: it imports nothing of riskmon's but the columns
+themselves (:mod:`riskmon.held_columns`), and numpy, to index many records at once.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import math
 from abc import abstractmethod
 from array import array
 from bisect import bisect_left
-from collections.abc import Collection, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import fields, is_dataclass
 from itertools import islice, starmap
 from operator import attrgetter
@@ -42,221 +43,12 @@ from typing import Any, Generic, TypeVar, overload
 
 import numpy as np
 
-T = TypeVar("T")
-K = TypeVar("K", bound=Hashable)
+from riskmon.held_columns import Coded, Column, as_numpy
 
-#: an annotation's kind: its array's type code, or "text" or "document"
-_CODES = {"int": "i", "float": "d", "bool": "b"}  # an "i" column becomes "q" when it must
-_NONE = " | None"
+T = TypeVar("T")
+
 #: records taken in, or read, at a time
 _BATCH = 10_000
-
-
-class _Column:
-    """One field's values, by record position."""
-
-    __slots__ = ("kind", "none", "values")
-
-    def __init__(self, annotation: str, owner: str, name: str) -> None:
-        base = annotation.removesuffix(_NONE)
-        self.none: bytearray | None = bytearray() if base != annotation else None
-        if base == "str":
-            self.kind = "text"
-            self.values: Any = _Coded[str]()
-        elif base in _CODES:
-            self.kind = _CODES[base]
-            self.values = array(self.kind)
-        elif base.startswith("dict["):
-            self.kind = "document"
-            self.values = _Documents()
-        else:
-            raise TypeError(f"{owner}.{name}: a field of type {annotation!r} cannot be held")
-
-    def extend(self, values: list[Any]) -> None:
-        if self.none is not None:
-            self.none.extend([v is None for v in values])
-            if self.kind not in ("text", "document"):
-                values = [0 if v is None else v for v in values]
-        if self.kind == "b":
-            values = [bool(v) for v in values]
-        if self.kind == "i" and self.values.typecode == "i" and values and not _fits_int32(values):
-            self.values = array("q", self.values)  # an integer beyond 4 bytes: 8 from now
-        self.values.extend(values)
-
-    def truncate(self, length: int) -> None:
-        """Keep the first ``length`` values only."""
-        if self.none is not None:
-            del self.none[length:]
-        if isinstance(self.values, array):
-            del self.values[length:]
-        else:
-            self.values.truncate(length)
-
-    def get(self, position: int) -> Any:
-        if self.none is not None and self.none[position]:
-            return None
-        value = self.values[position]
-        return bool(value) if self.kind == "b" else value
-
-    def between(self, start: int, stop: int) -> list[Any]:
-        """The values of the records from ``start`` to ``stop`` (excluded)."""
-        if not isinstance(self.values, array):
-            held: list[Any] = self.values.between(start, stop)
-            return held
-        values = self.values[start:stop].tolist()
-        if self.kind == "b":
-            values = [bool(v) for v in values]
-        if self.none is not None and any(self.none[start:stop]):
-            return [None if n else v for n, v in zip(self.none[start:stop], values, strict=True)]
-        return values
-
-
-class _Coded(Generic[K]):
-    """Values as one code each (None as -1), each distinct value once."""
-
-    __slots__ = ("codes", "known", "texts")
-
-    def __init__(self) -> None:
-        self.codes = array("h")  # 2 bytes a value while there are few texts, then 4
-        self.known: dict[K, int] = {}
-        self.texts: list[K] = []  # by code
-
-    def _widen(self) -> None:
-        if self.codes.typecode == "h" and len(self.texts) > _INT16_MAX:
-            self.codes = array("i", self.codes)
-
-    def extend(self, values: list[K | None]) -> None:
-        known, texts = self.known, self.texts
-        for value in dict.fromkeys(values):  # new values coded in the order they come
-            if value is not None and value not in known:
-                known[value] = len(texts)
-                texts.append(value)
-        self._widen()
-        self.codes.extend([-1 if v is None else known[v] for v in values])
-
-    def append(self, value: K) -> None:
-        code = self.known.get(value)
-        if code is None:
-            code = self.known[value] = len(self.texts)
-            self.texts.append(value)
-            self._widen()
-        self.codes.append(code)
-
-    def __len__(self) -> int:
-        return len(self.codes)
-
-    def truncate(self, length: int) -> None:
-        del self.codes[length:]  # a text no record holds any more keeps its code: harmless
-
-    def __getitem__(self, position: int) -> K | None:
-        code = self.codes[position]
-        return None if code < 0 else self.texts[code]
-
-    def between(self, start: int, stop: int) -> list[K | None]:
-        texts = self.texts
-        return [None if c < 0 else texts[c] for c in self.codes[start:stop]]
-
-
-class _Documents:
-    """Dictionaries as their keys, each distinct tuple of keys once, and their values by key:
-    per tuple of keys, a column a key, typed by its first value while every value of it has
-    that value's type: an ``array('d')`` of floats or an array of integers (4 bytes a value
-    until one needs 8; not a list's slot and a boxed number's 28 to 32), texts as codes
-    (:class:`_Coded`, 2 bytes, then 4); else, or once a value of another type comes, a list of
-    the values."""
-
-    __slots__ = ("rows", "shapes", "tables")
-
-    def __init__(self) -> None:
-        self.shapes = _Coded[tuple[str, ...]]()  # None: a None document
-        self.rows = array("i")  # each document's row in its keys' columns
-        self.tables: list[list[Any]] = []  # by the code of the keys: a column a key
-
-    def extend(self, documents: list[dict[str, Any] | None]) -> None:
-        if not documents:
-            return
-        shapes = self.shapes
-        shapes.extend([None if d is None else tuple(d) for d in documents])
-        self.tables.extend([array("d") for _ in keys] for keys in shapes.texts[len(self.tables) :])
-        rows = []
-        for document, code in zip(documents, shapes.codes[-len(documents) :], strict=True):
-            table = self.tables[code] if document else None
-            if not table:  # None or no keys
-                rows.append(0)
-                continue
-            rows.append(len(table[0]))
-            for i, value in enumerate(document.values()):  # type: ignore[union-attr]
-                column, kind = table[i], type(value)
-                if type(column) is array:
-                    if kind is not _ARRAY_KINDS[column.typecode] or (
-                        kind is int
-                        and not _BOUNDS[column.typecode] <= value < -_BOUNDS[column.typecode]
-                    ):
-                        column = table[i] = _widened(column, value)
-                elif type(column) is _Coded and kind is not str:
-                    column = table[i] = _widened(column, value)
-                column.append(value)
-        self.rows.extend(rows)
-
-    def truncate(self, length: int) -> None:
-        self.shapes.truncate(length)
-        del self.rows[length:]
-        codes = _numbers(self.shapes.codes)
-        kept = np.bincount(codes[codes >= 0], minlength=len(self.tables))
-        for table, n in zip(self.tables, kept.tolist(), strict=True):
-            for column in table:
-                if type(column) is _Coded:
-                    column.truncate(n)
-                else:
-                    del column[n:]
-
-    def __getitem__(self, position: int) -> dict[str, Any] | None:
-        code = self.shapes.codes[position]
-        if code < 0:
-            return None
-        row = self.rows[position]
-        return {k: c[row] for k, c in zip(self.shapes.texts[code], self.tables[code], strict=True)}
-
-    def between(self, start: int, stop: int) -> list[dict[str, Any] | None]:
-        keys, tables, rows = self.shapes.texts, self.tables, self.rows
-        return [
-            None if code < 0 else {k: c[row] for k, c in zip(keys[code], tables[code], strict=True)}
-            for code, row in zip(self.shapes.codes[start:stop], rows[start:stop], strict=True)
-        ]
-
-
-#: the type of the values an array of each type code holds, and an integer array's lowest
-#: value (its highest is one less than minus that)
-_ARRAY_KINDS: dict[str, type] = {"d": float, "i": int, "q": int}
-_BOUNDS = {"i": -(2**31), "q": -(2**63)}
-_INT16_MAX = 2**15 - 1
-
-
-def _fits_int32(values: list[Any]) -> bool:
-    return bool(_BOUNDS["i"] <= min(values) and max(values) < -_BOUNDS["i"])
-
-
-def _widened(column: Any, value: Any) -> Any:
-    """A document column that can take ``value`` as well as the values it holds: typed by
-    ``value`` while it holds none (integers in 4 bytes, then 8), else a list of its values."""
-    kind = type(value)
-    held = len(column)
-    if not held:
-        if kind is int and _BOUNDS["q"] <= value < -_BOUNDS["q"]:
-            return array("i" if _fits_int32([value]) else "q")
-        if kind is float:
-            return array("d")
-        return _Coded[str]() if kind is str else []
-    if type(column) is _Coded:
-        return column.between(0, held)
-    if column.typecode == "i" and kind is int and _BOUNDS["q"] <= value < -_BOUNDS["q"]:
-        return array("q", column)
-    return column.tolist()
-
-
-def _numbers(codes: array[int]) -> Any:
-    """``codes`` as a numpy array over the same memory (no copy)."""
-    return np.frombuffer(codes, dtype=f"i{codes.itemsize}")
 
 
 class _Index:
@@ -269,7 +61,7 @@ class _Index:
 
     __slots__ = ("coded", "keys", "large", "positions", "sizes")
 
-    def __init__(self, coded: list[_Coded[str]]) -> None:
+    def __init__(self, coded: list[Coded[str]]) -> None:
         self.coded = coded
         self.sizes = [len(c.texts) + 1 for c in coded]
         self.keys, self.positions = array("q"), array("q")
@@ -277,7 +69,7 @@ class _Index:
         if math.prod(self.sizes) < 2**62:  # in numpy's integers: a run's figures in a blink
             keys = np.zeros(len(coded[0].codes), dtype=np.int64)
             for c, size in zip(coded, self.sizes, strict=True):
-                keys = keys * size + _numbers(c.codes) + 1
+                keys = keys * size + as_numpy(c.codes) + 1
             order = np.argsort(keys, kind="stable")  # equal keys in the order held
             ranked = keys[order]
             last = np.ones(len(ranked), dtype=bool)  # of equal keys, the last held
@@ -348,7 +140,7 @@ class Held(RecordSequence[T], Generic[T]):
         if not is_dataclass(kind):
             raise TypeError(f"{kind!r} is not a dataclass")
         self._kind = kind
-        self._columns = {f.name: _Column(str(f.type), kind.__name__, f.name) for f in fields(kind)}
+        self._columns = {f.name: Column(str(f.type), kind.__name__, f.name) for f in fields(kind)}
         self._length = 0
         self._indexes: dict[tuple[str, ...], _Index] = {}
         self.extend(records)
@@ -429,7 +221,7 @@ class Held(RecordSequence[T], Generic[T]):
             code = self.code(name, text)
             if code is None:
                 return iter(())
-            match = _numbers(self.codes(name)) == code
+            match = as_numpy(self.codes(name)) == code
             chosen = match if chosen is None else chosen & match
         positions = range(self._length) if chosen is None else np.flatnonzero(chosen).tolist()
         return map(self._record, positions)
@@ -446,11 +238,11 @@ class Held(RecordSequence[T], Generic[T]):
         """Field ``name`` of the record at ``position`` (in range), without making it."""
         return self._columns[name].get(position)
 
-    def _text_column(self, name: str) -> _Coded[str]:
+    def _text_column(self, name: str) -> Coded[str]:
         column = self._columns[name]
         if column.kind != "text":
             raise TypeError(f"{self._kind.__name__}.{name} is not a text field")
-        texts: _Coded[str] = column.values
+        texts: Coded[str] = column.values
         return texts
 
 

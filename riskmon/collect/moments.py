@@ -12,7 +12,7 @@ by side, so that they read the same rows the same way: a NULL target makes the r
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -20,9 +20,6 @@ from sqlalchemy import ColumnElement, Double, case, cast, func, null
 
 from riskmon.collect.request import ColumnDataError
 from riskmon.metrics import TARGET_MOMENTS, WEIGHTED_TARGET_MOMENTS
-
-if TYPE_CHECKING:
-    pass
 
 #: how many offending values an error quotes
 _QUOTED = 5

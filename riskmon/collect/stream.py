@@ -10,7 +10,7 @@ own text (the same ``CAST`` the SQL compares), so both ways put every row in the
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -23,9 +23,6 @@ from riskmon.collect.moments import moment_terms, numeric_target
 from riskmon.collect.request import CollectRequest, ColumnDataError, Variable
 from riskmon.collect.selection import QueryColumns, statement_groups
 from riskmon.errors import InvalidDataError
-
-if TYPE_CHECKING:
-    pass
 
 #: rows per chunk; a chunk arrives as Python objects, far more than 8 bytes a value (peak RSS
 #: on 25 columns, benchmarks/collect.md: about 970 MB at 200,000 rows a chunk, 320 MB at 50,000,

@@ -8,16 +8,13 @@ later sample, so the figures of different months are comparable.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from riskmon.errors import InvalidDataError
 from riskmon.metrics._binning import Binning, Kind, level_codes, numeric_values
 from riskmon.metrics._validation import FloatArray, check_weights
-
-if TYPE_CHECKING:
-    pass
 
 Method = Literal["quantile", "uniform"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -24,9 +24,6 @@ from riskmon.metrics._validation import (
     check_weights,
     not_available,
 )
-
-if TYPE_CHECKING:
-    pass
 
 #: the fewest grades a rating scale needs for these figures (ln K and K − 1 divide)
 MIN_GRADES = 2
