@@ -138,7 +138,7 @@ def _add_obligors(tally: Tally, frame: pd.DataFrame, assign: Callable[[Any], Any
         }
     )
     for column in keys.columns[4:]:
-        keys[column] = [_none(v) for v in keys[column]]
+        keys[column] = [_none(v, pd.isna) for v in keys[column]]
     w = None
     if "w" in fields:
         chosen = np.where(side == START, wide[("w", START)], wide[("w", END)])
@@ -149,7 +149,7 @@ def _add_obligors(tally: Tally, frame: pd.DataFrame, assign: Callable[[Any], Any
     summed = keys.assign(n=1, w=1.0 if w is None else w)
     grouped = summed.groupby(list(keys.columns), dropna=False, sort=False)[["n", "w"]].sum()
     for combination, (n, weight) in grouped.iterrows():
-        p0, p1, d0, d1, g0, g1, y0, *segments = (_none(v) for v in combination)
+        p0, p1, d0, d1, g0, g1, y0, *segments = (_none(v, pd.isna) for v in combination)
         tally.add(
             present=(bool(p0), bool(p1)),
             duplicate=(bool(d0), bool(d1)),
@@ -161,17 +161,9 @@ def _add_obligors(tally: Tally, frame: pd.DataFrame, assign: Callable[[Any], Any
         )
 
 
-def _none(value: Any) -> Any:
-    """A value as SQL returns it: NULL (NaN, None, NA) as None, numpy scalars as Python's."""
-    import pandas as pd
-
-    if value is None or (not isinstance(value, str) and pd.isna(value)):
+def _none(value: Any, isna: Callable[[Any], bool]) -> Any:
+    """A value as SQL returns it: NULL (NaN, None, NA: ``isna``, pandas') as None, numpy
+    scalars as Python's."""
+    if value is None or (not isinstance(value, str) and isna(value)):
         return None
     return value.item() if isinstance(value, np.generic) else value
-
-
-def _weight(value: Any) -> float | None:
-    import pandas as pd
-
-    number = pd.to_numeric(pd.Series([value]), errors="coerce").iloc[0]
-    return None if pd.isna(number) or number < 0 else float(number)
