@@ -337,3 +337,60 @@ def test_the_demo_scorecard_adds_up_and_its_overrides_tell_their_story(
         assert broker[-1] > 3 * web[-1]
     finally:
         store.engine.dispose()
+
+
+def test_a_book_written_through_the_driver_holds_what_to_sql_writes(tmp_path: Path) -> None:
+    """``write_book`` on SQLite declares and stores what ``DataFrame.to_sql`` does: the same
+    schema and, row by row, the same values with the same storage types (missing values of
+    every kind as NULL, dates as their ISO text); a column of times takes ``to_sql``'s way."""
+    import datetime as dt
+    import sqlite3
+
+    import numpy as np
+    import pandas as pd
+
+    from riskmon.demo import write_book
+
+    frame = pd.DataFrame(
+        {
+            "loan_id": [1, 2, 3, 4],
+            "score_date": [dt.date(2024, 1, 31), dt.date(2024, 2, 1), dt.date(2024, 2, 29), None],
+            "pd": [0.1, np.nan, 1e-300, 0.3333333333333333],
+            "flag": pd.array([1, None, 0, 1], dtype="Int64"),
+            "share": pd.array([0.5, None, 0.25, 1.0], dtype="Float64"),
+            "grade": pd.array(["A", None, "é'\"", "C"], dtype="str"),
+            "ok": [True, False, True, False],
+        }
+    )
+
+    def stored(path: Path) -> tuple[list[str], list[tuple[object, ...]]]:
+        with sqlite3.connect(path) as connection:
+            schema = [r[0] for r in connection.execute("SELECT sql FROM sqlite_master")]
+            names = [r[1] for r in connection.execute("PRAGMA table_info(scored_loans)")]
+            cells = ", ".join(f"{n}, typeof({n})" for n in names)
+            rows = connection.execute(f"SELECT {cells} FROM scored_loans ORDER BY rowid")
+            return schema, rows.fetchall()
+
+    def by_to_sql(book: pd.DataFrame, path: Path) -> None:
+        from sqlalchemy import create_engine
+
+        engine = create_engine(f"sqlite:///{path}")
+        with engine.begin() as connection:
+            book.to_sql("scored_loans", connection, index=False)
+            connection.exec_driver_sql(
+                "CREATE INDEX ix_scored_loans_score_date ON scored_loans (score_date)"
+            )
+        engine.dispose()
+
+    for book in (
+        frame,
+        frame.assign(
+            at=pd.to_datetime(["2024-01-01 10:00", None, "2024-03-01 00:00", "2024-03-02 23:59"])
+        ),
+    ):
+        folder = tmp_path / str(len(book.columns))
+        folder.mkdir()
+        write_book(book, f"sqlite:///{folder / 'driver.db'}")
+        by_to_sql(book, folder / "to_sql.db")
+        assert stored(folder / "driver.db") == stored(folder / "to_sql.db")
+    assert stored(tmp_path / "7" / "driver.db")[1][3][:4] == (4, "integer", None, "null")
