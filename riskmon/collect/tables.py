@@ -24,6 +24,7 @@ from riskmon.collect.compact import CountTables, SumTables
 from riskmon.collect.daycells import Column
 from riskmon.collect.migration_tables import MigrationTables
 from riskmon.collect.request import CollectRequest, Variable
+from riskmon.collect.segment_tables import count_tables, segment_cells
 from riskmon.errors import InvalidDataError
 from riskmon.metrics import (
     CountTable,
@@ -123,28 +124,30 @@ def assemble(request: CollectRequest, aggregate: Aggregate) -> CollectedTables:
     tables = CountTables()
     counts: dict[tuple[str, str], PopulationCounts] = {}
     first_variable = request.variables[0].name
-    # one variable of one population at a time: only its rows per segment are held at once
-    # beside the cells (with thousands of segments, all rows at once doubled the cells' memory)
+    # one variable of one population at a time, its tables made from its cells' columns
+    # (:mod:`.segment_tables`): with thousands of segments, all rows at once doubled the cells'
+    # memory, and one variable's as Python tuples were a freeze's peak
     rollups: dict[tuple[Any, ...], list[str]] = {}  # a few distinct segment values
     copies = request.copies()  # their tables are made from the rows of the one they copy
     for population, variable in list(aggregate.tables):
-        cells = aggregate.read(population, variable)
         names = {name: labeled[name] for name in (population, *copies.get(population, ()))}
-        rows = _segment_rows(request, cells, names, rollups, sums)
-        for segment, group in rows.items():
-            for name, is_labeled in names.items():
-                usable = [r for r in group if r[1] is not None] if is_labeled else group
-                tables[(name, variable, segment)] = CountTable.from_rows(
-                    ((k, _label(label) if is_labeled else None, n, w) for k, label, n, w in usable),
-                    binning=binnings[variable],
-                    labeled=is_labeled,
-                )
+        cell_counts, pd_sums, moments = aggregate.tables[(population, variable)].summed()
+        if pd_sums is not None or moments is not None:
+            cells = aggregate.read(population, variable)
+            _segment_sums(request, cells, names, rollups, sums)
+        by_segment = segment_cells(
+            cell_counts,
+            aggregate.segments.values,
+            aggregate.keys[variable].values,
+            aggregate.labels.values,
+            lambda values: _segments_of(request, rollups, values),
+        )
+        made = count_tables(by_segment, names, binnings[variable])
+        for name, segment, count_table, n_all, n_unlabeled in made:
+            tables[(name, variable, segment)] = count_table
             if variable == first_variable:
-                n_all = sum(r[2] for r in group)
-                n_unlabeled = sum(r[2] for r in group if r[1] is None)
-                for name in names:
-                    counts[(name, segment)] = PopulationCounts(n_all, n_unlabeled)
-        del rows
+                counts[(name, segment)] = PopulationCounts(n_all, n_unlabeled)
+        del by_segment
         del aggregate.tables[(population, variable)]  # its cells are made into tables
     blocks = _block_tables(request, aggregate, labeled, binnings, rollups)
     for key, table, n_all, n_unlabeled in blocks:
@@ -178,23 +181,18 @@ class _Sums:
     moments: dict[tuple[str, str, str], list[tuple[int, float, float, Any]]]
 
 
-def _segment_rows(
+def _segment_sums(
     request: CollectRequest,
     cells: Iterator[Cell],
     populations: Mapping[str, bool],
     rollups: dict[tuple[Any, ...], list[str]],
     sums: _Sums,
-) -> dict[str, list[tuple[Any, Any, int, float]]]:
-    """The rows ``(key, label, rows, weight)`` per segment of one population's variable (its
-    ``cells``), which the populations that copy it count too; the PD sums and moments of each
-    of ``populations`` (the population and its copies, each labeled or not) are added to
-    ``sums``."""
-    rows: dict[str, list[tuple[Any, Any, int, float]]] = defaultdict(list)
+) -> None:
+    """The PD sums and moments of one population's variable (its ``cells``) added to ``sums``
+    per segment, for each of ``populations`` (the population and the copies that count its
+    cells, each labeled or not)."""
     for (_, variable, segment_values, label, key), n, w, cell_sums, cell_moments in cells:
         segments = _segments_of(request, rollups, segment_values)
-        row = (key, label, n, w)
-        for segment in segments:
-            rows[segment].append(row)
         for population, labeled in populations.items():
             # the PD sums and the moments of the loans the count tables count (a labeled
             # population's loans without a label are counted apart)
@@ -208,7 +206,6 @@ def _segment_rows(
                 moments = (key, n, w, cell_moments)
                 for segment in segments:
                     sums.moments[(population, variable, segment)].append(moments)
-    return rows
 
 
 def _segments_of(
