@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from riskmon.errors import InvalidDataError
 from riskmon.metrics._binning import Binning, Kind, level_codes, numeric_values
@@ -184,8 +185,6 @@ def _uniform_edges(x: FloatArray, n_bins: int) -> FloatArray:
 def _fit_levels(
     x: Any, *, min_level_share: float | None, max_levels: int | None, sample_weight: Any
 ) -> Binning:
-    import pandas as pd
-
     codes, texts = level_codes(x)
     w = check_weights(sample_weight, codes.shape[0])
     seen = codes >= 0
@@ -196,13 +195,8 @@ def _fit_levels(
     # a category declared (pandas Categorical) but absent from the baseline is not a level:
     # it is unseen, like any other new value
     observed = rows_per_code > 0
-    # distinct values can share a text (1 and "1"): add them up by text
-    weight_of = (
-        pd.Series(per_code[observed], index=np.asarray(texts, dtype=object)[observed])
-        .groupby(level=0)
-        .sum()
-    )
-    levels = sorted(str(level) for level in weight_of.index)
+    weight_of, total = _weights_by_text(texts, observed, per_code)
+    levels = sorted(weight_of)
     if max_levels is not None:
         if isinstance(max_levels, bool) or not isinstance(max_levels, int) or max_levels < 1:
             raise InvalidDataError(f"Expected max_levels an integer >= 1, got {max_levels!r}")
@@ -214,12 +208,33 @@ def _fit_levels(
         return Binning("categorical", levels=tuple((level,) for level in levels))
     if not 0 < min_level_share < 1:
         raise InvalidDataError(f"Expected min_level_share in (0, 1), got {min_level_share!r}")
-    total = float(weight_of.sum())
     rare = {lvl for lvl in levels if total > 0 and weight_of[lvl] / total < min_level_share}
     groups: list[tuple[str, ...]] = [(lvl,) for lvl in levels if lvl not in rare]
     if rare:
         groups.append(tuple(sorted(rare)))
     return Binning("categorical", levels=tuple(groups))
+
+
+def _weights_by_text(
+    texts: list[str], observed: npt.NDArray[np.bool_], per_code: npt.NDArray[Any]
+) -> tuple[dict[str, Any], float]:
+    """The weight of each observed level text, and their total (added up in the texts' order,
+    as pandas adds a Series). Distinct values can share a text (1 and "1"): they are added up
+    by pandas' group-by; texts that are distinct already (the levels a database gave as texts)
+    are taken as they are, without importing pandas."""
+    seen = [t for t, kept in zip(texts, observed.tolist(), strict=True) if kept]
+    weights = per_code[observed]
+    if len(set(seen)) == len(seen):
+        order = sorted(range(len(seen)), key=seen.__getitem__)
+        in_order = weights[order]
+        return dict(zip((seen[i] for i in order), in_order.tolist(), strict=True)), float(
+            in_order.sum()
+        )
+    import pandas as pd
+
+    summed = pd.Series(weights, index=np.asarray(seen, dtype=object)).groupby(level=0).sum()
+    by_text = dict(zip(map(str, summed.index), summed.to_numpy().tolist(), strict=True))
+    return by_text, float(summed.sum())
 
 
 def resolve_binning(

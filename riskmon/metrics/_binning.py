@@ -35,13 +35,22 @@ def _format_edge(value: float) -> str:
     return f"{value:.6g}"
 
 
+#: the types of value :func:`numeric_values` reads without pandas (bool, a subclass of int, is
+#: left to pandas, as are Decimals, texts and integers a double does not hold exactly)
+_PLAIN_NUMBERS = frozenset({float, int, type(None), np.float64})
+_EXACT_INT = 2**53
+
+
 def numeric_values(values: Any) -> npt.NDArray[np.float64]:
     """Values as float64 with missing values (None, NaN, NA) as NaN; raise on text."""
-    import pandas as pd
-
     if isinstance(values, np.ndarray) and values.dtype.kind in "biuf":
         as_float: npt.NDArray[np.float64] = np.asarray(values, dtype=np.float64)
         return as_float
+    plain = _plain_numbers(values)
+    if plain is not None:
+        return plain
+    import pandas as pd
+
     series = pd.Series(values)
     x: npt.NDArray[np.float64] = pd.to_numeric(series, errors="coerce").to_numpy(
         np.float64, na_value=np.nan
@@ -53,6 +62,22 @@ def numeric_values(values: Any) -> npt.NDArray[np.float64]:
     return x
 
 
+def _plain_numbers(values: Any) -> npt.NDArray[np.float64] | None:
+    """``values`` as float64 when each one is a float, None, or an integer a double holds
+    exactly (what ``pandas.to_numeric`` makes of them, without importing pandas, about 70 MB
+    of a process's memory); None otherwise."""
+    if not isinstance(values, (list, tuple, np.ndarray)) or (
+        isinstance(values, np.ndarray) and (values.dtype != object or values.ndim != 1)
+    ):
+        return None
+    items = values.tolist() if isinstance(values, np.ndarray) else values
+    if not _PLAIN_NUMBERS.issuperset(map(type, items)):
+        return None
+    if any(type(v) is int and not -_EXACT_INT <= v <= _EXACT_INT for v in items):
+        return None
+    return np.array([np.nan if v is None else v for v in items], dtype=np.float64)
+
+
 def level_codes(values: Any) -> tuple[npt.NDArray[np.intp], list[str]]:
     """Each value's index into a list of distinct level texts (``str(value)``); -1 if missing.
 
@@ -60,6 +85,9 @@ def level_codes(values: Any) -> tuple[npt.NDArray[np.intp], list[str]]:
     read as Python objects (``[1, None]`` gives level ``"1"``); numpy arrays and pandas
     objects keep their dtype (a float column gives ``"1.0"``).
     """
+    coded = _coded_texts(values)
+    if coded is not None:
+        return coded
     import pandas as pd
 
     if isinstance(values, pd.Series) and isinstance(values.dtype, pd.CategoricalDtype):
@@ -74,6 +102,27 @@ def level_codes(values: Any) -> tuple[npt.NDArray[np.intp], list[str]]:
         codes = np.asarray(codes, dtype=np.intp)
     texts = [str(v) for v in uniques]
     return codes, texts
+
+
+def _coded_texts(values: Any) -> tuple[npt.NDArray[np.intp], list[str]] | None:
+    """:func:`level_codes` of a list or object array of texts and None alone, without pandas:
+    codes in the order each text first comes, as ``pandas.factorize`` gives them; None for
+    anything else."""
+    if isinstance(values, np.ndarray):
+        if values.dtype != object or values.ndim != 1:
+            return None
+        values = values.tolist()
+    elif not isinstance(values, (list, tuple)):
+        return None
+    if not {str, type(None)}.issuperset(map(type, values)):
+        return None
+    index: dict[str, int] = {}
+    codes = np.fromiter(
+        (-1 if v is None else index.setdefault(v, len(index)) for v in values),
+        dtype=np.intp,
+        count=len(values),
+    )
+    return codes, list(index)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,13 @@
 """Fitting and applying bin definitions."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from riskmon.metrics import (
     Binning,
@@ -10,6 +15,7 @@ from riskmon.metrics import (
     fit_binning,
     infer_kind,
     information_value,
+    numeric_values,
     population_stability_index,
     quantile_edges,
 )
@@ -226,3 +232,113 @@ def test_bounds_give_each_bin_its_interval_and_a_special_value_its_own():
     assert np.isnan(lower).all()
     assert np.isnan(upper).all()
     assert lower.size == upper.size == 4  # a, b, missing, unseen
+
+
+def _by_pandas(values: list[object]) -> np.ndarray:
+    """What pandas makes of values to bin (as ``numeric_values`` read every list before it read
+    plain numbers itself): ``to_numeric``, missing values as NaN."""
+    series = pd.Series(values)
+    return pd.to_numeric(series, errors="coerce").to_numpy(np.float64, na_value=np.nan)
+
+
+_NUMBERS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-(2**70), 2**70),
+    st.none(),
+    st.floats(-1e6, 1e6).map(np.float64),
+    st.booleans(),
+    st.decimals(allow_nan=False, allow_infinity=False, places=3),
+)
+
+
+@settings(max_examples=300)
+@given(values=st.lists(_NUMBERS, max_size=30))
+def test_numeric_values_read_numbers_as_pandas_does(values: list[object]) -> None:
+    """Floats, integers, NaN, None read without pandas (``_plain_numbers``) and those it leaves
+    to pandas (booleans, Decimals, integers beyond 2**53) give what ``pandas.to_numeric`` gives,
+    to the bit (-0.0 and NaN included)."""
+    got = numeric_values(values)
+    assert got.dtype == np.float64
+    want = _by_pandas(values)
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+    as_array = numeric_values(np.asarray([*values, None], dtype=object)[:-1])
+    assert np.array_equal(as_array, got, equal_nan=True)
+
+
+def test_numeric_values_of_plain_numbers_do_not_import_pandas() -> None:
+    code = (
+        "import sys\n"
+        "from riskmon.metrics import numeric_values\n"
+        "x = numeric_values([1, 2.5, None, float('nan'), -(2**53)])\n"
+        "assert str(x.tolist()) == '[1.0, 2.5, nan, nan, -9007199254740992.0]', x\n"
+        "assert 'pandas' not in sys.modules\n"
+        "numeric_values(['1.5'])\n"
+        "assert 'pandas' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_numeric_values_name_the_text_they_cannot_read() -> None:
+    with pytest.raises(InvalidDataError, match=r"got \['x'\]"):
+        numeric_values([1.0, None, "x"])
+
+
+def _fit_levels_by_pandas(values, *, min_level_share, max_levels, weights):
+    """The categorical fit as it was written with pandas alone: factorize, a group-by sum of
+    each text's weight, the most frequent ``max_levels`` (ties by text) or the rare levels
+    under ``min_level_share`` grouped."""
+    codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=True)
+    texts = np.asarray([str(v) for v in uniques], dtype=object)
+    seen = codes >= 0
+    per_code = np.bincount(
+        codes[seen],
+        weights=None if weights is None else np.asarray(weights)[seen],
+        minlength=len(texts),
+    )
+    observed = np.bincount(codes[seen], minlength=len(texts)) > 0
+    weight_of = pd.Series(per_code[observed], index=texts[observed]).groupby(level=0).sum()
+    levels = sorted(weight_of.index)
+    if max_levels is not None and len(levels) > max_levels:
+        kept = sorted(levels, key=lambda lvl: (-float(weight_of[lvl]), lvl))[:max_levels]
+        return Binning("categorical", levels=tuple((lvl,) for lvl in sorted(kept)), other=True)
+    if min_level_share is None:
+        return Binning("categorical", levels=tuple((lvl,) for lvl in levels))
+    total = float(weight_of.sum())
+    rare = {lvl for lvl in levels if total > 0 and weight_of[lvl] / total < min_level_share}
+    groups = [(lvl,) for lvl in levels if lvl not in rare]
+    if rare:
+        groups.append(tuple(sorted(rare)))
+    return Binning("categorical", levels=tuple(groups))
+
+
+_LEVELS = st.one_of(st.sampled_from(["a", "b", "B", "é", "", "1", "a b"]), st.none())
+
+
+@settings(max_examples=300)
+@given(
+    values=st.lists(st.one_of(_LEVELS, st.integers(0, 2)), min_size=1, max_size=40),
+    texts_only=st.booleans(),
+    weighted=st.booleans(),
+    rule=st.sampled_from(
+        [("max_levels", 1), ("max_levels", 3), ("share", 0.1), ("share", 0.3), None]
+    ),
+    data=st.data(),
+)
+def test_categorical_levels_are_fitted_as_pandas_fitted_them(
+    values, texts_only, weighted, rule, data
+):
+    """Texts alone (read without pandas) and texts mixed with integers (1 and "1" share a
+    level: pandas adds them up) give the levels pandas' factorize and group-by gave."""
+    if texts_only:
+        values = [v if v is None or isinstance(v, str) else str(v) for v in values]
+    weights = None
+    if weighted:
+        weights = data.draw(st.lists(st.floats(0, 1e3), min_size=len(values), max_size=len(values)))
+    kwargs = {
+        "min_level_share": rule[1] if rule and rule[0] == "share" else None,
+        "max_levels": rule[1] if rule and rule[0] == "max_levels" else None,
+    }
+    want = _fit_levels_by_pandas(values, weights=weights, **kwargs)
+    for given_as in (values, np.asarray([*values, None], dtype=object)[:-1]):
+        assert fit_binning(given_as, kind="categorical", sample_weight=weights, **kwargs) == want
