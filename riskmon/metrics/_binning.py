@@ -62,16 +62,23 @@ def numeric_values(values: Any) -> npt.NDArray[np.float64]:
     return x
 
 
+def _python_items(values: Any) -> list[Any] | tuple[Any, ...] | None:
+    """A list's or tuple's values, or a one-dimensional object array's as a list; None for
+    anything else (typed arrays, pandas objects: read as they are)."""
+    if isinstance(values, (list, tuple)):
+        return values
+    if isinstance(values, np.ndarray) and values.dtype == object and values.ndim == 1:
+        items: list[Any] = values.tolist()
+        return items
+    return None
+
+
 def _plain_numbers(values: Any) -> npt.NDArray[np.float64] | None:
     """``values`` as float64 when each one is a float, None, or an integer a double holds
     exactly (what ``pandas.to_numeric`` makes of them, without importing pandas, about 70 MB
     of a process's memory); None otherwise."""
-    if not isinstance(values, (list, tuple, np.ndarray)) or (
-        isinstance(values, np.ndarray) and (values.dtype != object or values.ndim != 1)
-    ):
-        return None
-    items = values.tolist() if isinstance(values, np.ndarray) else values
-    if not _PLAIN_NUMBERS.issuperset(map(type, items)):
+    items = _python_items(values)
+    if items is None or not _PLAIN_NUMBERS.issuperset(map(type, items)):
         return None
     if any(type(v) is int and not -_EXACT_INT <= v <= _EXACT_INT for v in items):
         return None
@@ -108,19 +115,14 @@ def _coded_texts(values: Any) -> tuple[npt.NDArray[np.intp], list[str]] | None:
     """:func:`level_codes` of a list or object array of texts and None alone, without pandas:
     codes in the order each text first comes, as ``pandas.factorize`` gives them; None for
     anything else."""
-    if isinstance(values, np.ndarray):
-        if values.dtype != object or values.ndim != 1:
-            return None
-        values = values.tolist()
-    elif not isinstance(values, (list, tuple)):
-        return None
-    if not {str, type(None)}.issuperset(map(type, values)):
+    items = _python_items(values)
+    if items is None or not {str, type(None)}.issuperset(map(type, items)):
         return None
     index: dict[str, int] = {}
     codes = np.fromiter(
-        (-1 if v is None else index.setdefault(v, len(index)) for v in values),
+        (-1 if v is None else index.setdefault(v, len(index)) for v in items),
         dtype=np.intp,
-        count=len(values),
+        count=len(items),
     )
     return codes, list(index)
 
