@@ -12,6 +12,7 @@ from sqlalchemy import Connection, FromClause
 
 from riskmon.collect.aggregate import Aggregate
 from riskmon.collect.census import LevelTally
+from riskmon.collect.chunked import CHUNKED_ROWS
 from riskmon.collect.engines import EngineProfile
 from riskmon.collect.packed_rows import PackedRows
 from riskmon.collect.pushdown import Shape, by_text, statements
@@ -64,9 +65,12 @@ def run(
         n_moments = 1 + request.n_moments if statement.sums.moments else 0
         n_tail = n_measures + n_sums + n_moments
         # a batch at a time, closed at the end, read through or not; not through a server-side
-        # cursor: PostgreSQL plans no parallel query for one (1.4x slower, benchmarks/whole.md)
-        with connection.execute(statement.select) as result:
-            batches = result.partitions(FETCH_ROWS)
+        # cursor: PostgreSQL plans no parallel query for one (1.4x slower, benchmarks/whole.md),
+        # but received in chunks where the driver can (riskmon.collect.chunked), which leaves
+        # an empty result without rows to read
+        chunked = statement.select.execution_options(**{CHUNKED_ROWS: FETCH_ROWS})
+        with connection.execute(chunked) as result:
+            batches = result.partitions(FETCH_ROWS) if result.returns_rows else iter(())
             if layout == "packed":  # added up as arrays, a batch at a time (binned: no columns)
                 assert aggregate.columnar.isdisjoint(v.name for v in variables)
                 packed_rows = PackedRows(

@@ -39,6 +39,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchTableError, SQLAlche
 from sqlalchemy.sql import sqltypes
 from sqlalchemy.sql.elements import ClauseElement
 
+from riskmon.collect.chunked import chunk_results
 from riskmon.collect.columns import SourceColumn, required_columns
 from riskmon.collect.deadline import (
     OVERDUE_GRACE_SECONDS,
@@ -143,6 +144,7 @@ class Source:
     ) -> Engine:
         # no pool_pre_ping: the deadline's checkout pings a pooled connection, watched
         engine = create_engine(target, connect_args=connect_args)
+        chunk_results(engine)
         if profile.on_connect is not None:
             event.listen(engine, "connect", profile.on_connect)
         if profile.group_by_position:
