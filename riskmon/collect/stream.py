@@ -165,34 +165,59 @@ def _add_chunk(
         else:
             keys, key_values = _codes(raw)
             n_keys = len(key_values)
-        cell = group_index * n_keys + keys
-        size = n_groups * n_keys
-        rows = np.bincount(cell, minlength=size)
-        summed = None if weights is None else np.bincount(cell, weights=weights, minlength=size)
+        slot, filled, size = _slots(group_index * n_keys + keys, n_groups * n_keys)
+        rows = np.bincount(slot, minlength=size)
+        summed = None if weights is None else np.bincount(slot, weights=weights, minlength=size)
         sums = None
         if variable.sums and powers is not None:
             bad_pd, terms = powers
             aggregate.count_invalid_pd(variable.name, bad_pd)
-            sums = np.stack([np.bincount(cell, weights=t, minlength=size) for t in terms], axis=1)
+            sums = np.stack([np.bincount(slot, weights=t, minlength=size) for t in terms], axis=1)
         cell_moments = None
         if variable.moments and targets is not None and moments is not None:
             aggregate.count_invalid_target(variable.name, targets[0])
             cell_moments = np.stack(
-                [np.bincount(cell, weights=t, minlength=size) for t in moments], axis=1
+                [np.bincount(slot, weights=t, minlength=size) for t in moments], axis=1
             )
-        filled = np.flatnonzero(rows)
+        # the slots of the cells with rows: all of them where they are the chunk's own cells
+        taken: npt.NDArray[np.intp] | slice = slice(None)
+        if filled is None:
+            taken = filled = np.flatnonzero(rows)
         in_group, in_keys = np.divmod(filled, n_keys)
         aggregate.add_grouped(
             variable.name,
             groups,
             key_values,
             (in_group, in_keys),
-            rows[filled],
-            None if summed is None else summed[filled],
-            None if sums is None else sums[filled],
-            None if cell_moments is None else cell_moments[filled],
+            rows[taken],
+            None if summed is None else summed[taken],
+            None if sums is None else sums[taken],
+            None if cell_moments is None else cell_moments[taken],
         )
     return invalid
+
+
+#: a chunk's cells are counted in an array of every possible cell (group × key) up to this
+#: many of them a row; beyond, in an array of the cells the chunk holds
+DENSE_CELLS_PER_ROW = 4
+
+
+def _slots(
+    cell: npt.NDArray[np.intp], n_cells: int
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp] | None, int]:
+    """Where each row's cell (an index below ``n_cells``) is counted: ``(slot, filled, size)``,
+    each row's slot in arrays of ``size`` slots, and which cell each slot is (None: slot i is
+    cell i).
+
+    A chunk of many groups on a fine binning (thousands of segments by the score's ranking
+    grid) has tens of millions of possible cells, few of which it fills: counting those in an
+    array of every cell took 80 MB an array. Its own cells, sorted, are the same cells in the
+    same order, and each cell's sums add the same rows in the same order (``np.bincount``
+    adds them in the order they come), so the figures are the same to the last bit."""
+    if n_cells <= DENSE_CELLS_PER_ROW * len(cell):
+        return cell, None, n_cells
+    filled, slot = np.unique(cell, return_inverse=True)
+    return slot.reshape(-1), filled, len(filled)
 
 
 def _group_keys(
