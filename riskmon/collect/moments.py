@@ -19,7 +19,8 @@ import numpy.typing as npt
 from sqlalchemy import ColumnElement, Double, case, cast, func, null
 
 from riskmon.collect.request import ColumnDataError
-from riskmon.metrics import TARGET_MOMENTS, WEIGHTED_TARGET_MOMENTS
+from riskmon.errors import InvalidDataError
+from riskmon.metrics import TARGET_MOMENTS, WEIGHTED_TARGET_MOMENTS, numeric_values
 
 #: how many offending values an error quotes
 _QUOTED = 5
@@ -67,12 +68,26 @@ def moment_measures(
     return [expression.label(name) for expression, name in zip(out, names, strict=True)]
 
 
+def as_doubles(values: Any) -> npt.NDArray[np.float64]:
+    """``values`` as doubles, NaN for NULL and for anything that is not a number, as
+    ``pandas.to_numeric(errors="coerce")`` gives them: floats, integers and None (what a driver
+    returns) without importing pandas, about 70 MB of a process
+    (:func:`~riskmon.metrics.numeric_values`), anything else through pandas."""
+    try:
+        return numeric_values(values)
+    except InvalidDataError:  # text among them: NaN, as pandas coerces it
+        import pandas as pd
+
+        coerced: npt.NDArray[np.float64] = pd.to_numeric(
+            pd.Series(values), errors="coerce"
+        ).to_numpy(np.float64, na_value=np.nan)
+        return coerced
+
+
 def numeric_target(values: npt.NDArray[Any], column: str) -> tuple[int, npt.NDArray[np.float64]]:
     """How many of a chunk's target values are NaN or infinite (not NULL), and the values as
     doubles (NaN where NULL); a :class:`~riskmon.collect.tables.ColumnDataError` naming
     ``column`` where one is text."""
-    import pandas as pd
-
     text = [v for v in values.tolist() if isinstance(v, (str, bytes))]
     if text:
         raise ColumnDataError(
@@ -80,7 +95,7 @@ def numeric_target(values: npt.NDArray[Any], column: str) -> tuple[int, npt.NDAr
             f"Expected numeric target values, got {text[:_QUOTED]!r} ({len(text)} row(s) with "
             "text)",
         )
-    numbers = np.asarray(pd.to_numeric(pd.Series(values), errors="coerce"), dtype=np.float64)
+    numbers = as_doubles(values)
     given = np.fromiter((v is not None for v in values.tolist()), bool, len(values))
     return int((given & ~np.isfinite(numbers)).sum()), numbers
 

@@ -19,7 +19,7 @@ from sqlalchemy import ColumnElement, Connection, FromClause, select
 from riskmon.collect.aggregate import Aggregate
 from riskmon.collect.binsql import category_text
 from riskmon.collect.deadline import progressed
-from riskmon.collect.moments import moment_terms, numeric_target
+from riskmon.collect.moments import as_doubles, moment_terms, numeric_target
 from riskmon.collect.request import CollectRequest, ColumnDataError, Variable
 from riskmon.collect.selection import QueryColumns, statement_groups
 from riskmon.errors import InvalidDataError
@@ -42,13 +42,37 @@ def _crossed(variable: Variable) -> str:
 
 
 def _codes(values: npt.NDArray[Any]) -> tuple[npt.NDArray[np.intp], npt.NDArray[Any]]:
-    """Integer codes of the distinct values; NULL keeps a code of its own, as None."""
-    import pandas as pd
-
-    codes, uniques = pd.factorize(values, use_na_sentinel=False)
-    distinct = np.asarray(uniques, dtype=object)
-    distinct[pd.isna(distinct)] = None  # factorize reports None as NaN
-    return np.asarray(codes, dtype=np.intp), distinct
+    """Integer codes of the distinct values, in the order each first comes; NULL (None or NaN)
+    keeps a code of its own, as None. What ``pandas.factorize(use_na_sentinel=False)`` gives
+    (values equal in Python, 1, 1.0 and True, share the first one's code), without pandas."""
+    index: dict[Any, int] = {}
+    codes = np.fromiter(
+        (index.setdefault(v, len(index)) for v in values.tolist()),
+        dtype=np.intp,
+        count=len(values),
+    )
+    distinct = list(index)
+    missing = {i for i, v in enumerate(distinct) if v is None or (isinstance(v, float) and v != v)}
+    if len(missing) > 1:
+        # NULLs under several keys (None, NaN objects): one code, where the first comes
+        renumbered = np.empty(len(distinct), dtype=np.intp)
+        kept: list[Any] = []
+        first_missing = -1
+        for i, value in enumerate(distinct):
+            if i in missing:
+                if first_missing < 0:
+                    first_missing = len(kept)
+                    kept.append(None)
+                renumbered[i] = first_missing
+            else:
+                renumbered[i] = len(kept)
+                kept.append(value)
+        codes, distinct = renumbered[codes], kept
+    elif missing:
+        distinct[missing.pop()] = None
+    out = np.empty(len(distinct), dtype=object)
+    out[:] = distinct
+    return codes, out
 
 
 def run(
@@ -126,13 +150,11 @@ def _add_chunk(
     position: dict[str, int],
     extras: dict[str, npt.NDArray[Any]],
 ) -> int:
-    import pandas as pd
-
     n_segments = len(request.segments)
     weights: npt.NDArray[np.float64] | None = None
     invalid = 0
     if request.weight is not None:
-        raw = pd.to_numeric(pd.Series(head[-1]), errors="coerce").to_numpy(np.float64)
+        raw = as_doubles(head[-1])
         invalid = int((np.isnan(raw) | (raw < 0)).sum())
         weights = np.nan_to_num(raw, nan=0.0)
         head = head[:-1]
@@ -146,7 +168,7 @@ def _add_chunk(
     for variable in request.variables:
         raw = values[position[variable.name]]
         if variable.on_pd and request.pd is not None:
-            raw = request.pd.of(pd.to_numeric(pd.Series(raw), errors="coerce").to_numpy(float))
+            raw = request.pd.of(as_doubles(raw))
         if variable.binning is not None:
             try:
                 keys = variable.binning.assign(raw)
@@ -259,16 +281,11 @@ def _moments(
 ) -> tuple[int, list[npt.NDArray[np.float64]]] | None:
     """The rows whose target is NaN or infinite, and the terms each loan adds to the target's
     moments (:mod:`.moments`), when read."""
-    import pandas as pd
-
     if "target" not in extras or request.target is None:
         return None
     invalid, target = numeric_target(extras["target"], request.target)
     prediction, downturn = (
-        np.asarray(pd.to_numeric(pd.Series(extras[name]), errors="coerce"), dtype=np.float64)
-        if name in extras
-        else None
-        for name in ("prediction", "downturn")
+        as_doubles(extras[name]) if name in extras else None for name in ("prediction", "downturn")
     )
     assert prediction is not None
     return invalid, moment_terms(target, prediction, weights, downturn)
@@ -279,10 +296,8 @@ def _pd_powers(
 ) -> tuple[int, list[npt.NDArray[np.float64]]]:
     """The rows whose PD is NULL or outside [0, 1], and the terms each loan adds to the PD
     sums (:data:`~riskmon.metrics.PD_SUMS`; a NULL PD adds nothing, as SQL's ``SUM``)."""
-    import pandas as pd
-
     assert request.pd is not None
-    raw = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(np.float64)
+    raw = as_doubles(values)
     p = np.asarray(request.pd.of(raw), dtype=np.float64)
     bad = int((~((p >= 0) & (p <= 1))).sum())
     p = np.nan_to_num(p, nan=0.0)
