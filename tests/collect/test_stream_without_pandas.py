@@ -65,9 +65,7 @@ NUMBERS = st.one_of(
     VALUES,
     st.floats(allow_nan=True, allow_infinity=True),
     st.integers(-(2**70), 2**70),
-    st.decimals(allow_nan=False, allow_infinity=False, places=3).filter(
-        lambda d: abs(d) < 10**6
-    ),
+    st.decimals(allow_nan=False, allow_infinity=False, places=3).filter(lambda d: abs(d) < 10**6),
     st.sampled_from(["x", "1.5", "nan"]),
 )
 
