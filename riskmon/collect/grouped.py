@@ -64,10 +64,9 @@ def run(
         n_sums = 1 + request.n_sums if statement.sums.pd else 0
         n_moments = 1 + request.n_moments if statement.sums.moments else 0
         n_tail = n_measures + n_sums + n_moments
-        # a batch at a time, closed at the end, read through or not; not through a server-side
-        # cursor: PostgreSQL plans no parallel query for one (1.4x slower, benchmarks/whole.md),
-        # but received in chunks where the driver can (riskmon.collect.chunked), which leaves
-        # an empty result without rows to read
+        # a batch at a time, closed at the end; no server-side cursor (no parallel plan on
+        # PostgreSQL, benchmarks/whole.md): in chunks where the driver can (.chunked, which
+        # leaves an empty result without rows)
         chunked = statement.select.execution_options(**{CHUNKED_ROWS: FETCH_ROWS})
         with connection.execute(chunked) as result:
             batches = result.partitions(FETCH_ROWS) if result.returns_rows else iter(())
