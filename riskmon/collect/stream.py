@@ -46,33 +46,14 @@ def _codes(values: npt.NDArray[Any]) -> tuple[npt.NDArray[np.intp], npt.NDArray[
     keeps a code of its own, as None. What ``pandas.factorize(use_na_sentinel=False)`` gives
     (values equal in Python, 1, 1.0 and True, share the first one's code), without pandas."""
     index: dict[Any, int] = {}
-    codes = np.fromiter(
-        (index.setdefault(v, len(index)) for v in values.tolist()),
+    codes = np.fromiter(  # v != v: NaN, read as None
+        (index.setdefault(None if v != v else v, len(index)) for v in values.tolist()),
         dtype=np.intp,
         count=len(values),
     )
-    distinct = list(index)
-    missing = {i for i, v in enumerate(distinct) if v is None or (isinstance(v, float) and v != v)}
-    if len(missing) > 1:
-        # NULLs under several keys (None, NaN objects): one code, where the first comes
-        renumbered = np.empty(len(distinct), dtype=np.intp)
-        kept: list[Any] = []
-        first_missing = -1
-        for i, value in enumerate(distinct):
-            if i in missing:
-                if first_missing < 0:
-                    first_missing = len(kept)
-                    kept.append(None)
-                renumbered[i] = first_missing
-            else:
-                renumbered[i] = len(kept)
-                kept.append(value)
-        codes, distinct = renumbered[codes], kept
-    elif missing:
-        distinct[missing.pop()] = None
-    out = np.empty(len(distinct), dtype=object)
-    out[:] = distinct
-    return codes, out
+    distinct = np.empty(len(index), dtype=object)
+    distinct[:] = list(index)
+    return codes, distinct
 
 
 def run(
