@@ -18,6 +18,7 @@ from riskmon.config import ModelConfig
 from riskmon.errors import ConfigError
 from riskmon.figure_table import Figures
 from riskmon.figures import CATALOG, BaselineView, Judge, Rule, within_noise
+from riskmon.metrics import benjamini_hochberg
 from riskmon.records import (
     ALL,
     CURRENT,
@@ -149,8 +150,6 @@ def _benjamini_hochberg(judge: Judge, rule: Rule) -> None:
     characteristics) by Benjamini and Hochberg's step-up procedure, which keeps the expected
     share of false alarms among the alerts raised at the level (scipy's
     ``false_discovery_control``)."""
-    from scipy.stats import false_discovery_control
-
     tested: list[tuple[int, float]] = []
     for i, alert in enumerate(judge.alerts):
         if alert.rule != rule.name or alert.status == Status.NOT_EVALUABLE:
@@ -160,7 +159,7 @@ def _benjamini_hochberg(judge: Judge, rule: Rule) -> None:
             tested.append((i, float(p)))
     if len(tested) < 2:
         return
-    adjusted = false_discovery_control([p for _, p in tested], method="bh")
+    adjusted = benjamini_hochberg([p for _, p in tested])
     for (i, p), q in zip(tested, adjusted, strict=True):
         alert = judge.alerts[i]
         note = {"multiple_testing": "benjamini_hochberg", "tests": len(tested)}

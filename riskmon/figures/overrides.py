@@ -14,7 +14,7 @@ decision), ``low_side_override_rate`` (low-side / declined by policy),
 loans without); in the performance cohort ``override_bad_rate``, the bad rate of low-side
 overrides, with the policy-accepted loans' bad rate beside it (accepted by policy and finally,
 or, with ``columns.override`` and no cut-off, not overridden) and the one-sided Fisher exact
-test (``scipy.stats.fisher_exact``, alternative "greater", on loan counts) that low-side
+test (as ``scipy.stats.fisher_exact``, alternative "greater", on loan counts) that low-side
 overrides default more.
 
 Rules: ``override_rate`` (AMBER at ``thresholds.rules.override_rate.amber``, default 5 %, RED
@@ -34,7 +34,7 @@ from riskmon.figure_table import Figures
 from riskmon.figures import _family as family
 from riskmon.figures._family import Family, FigureSpec, Formula, Headline, Judge, Rule, Section
 from riskmon.figures._views import RunTables, RunView
-from riskmon.metrics import CountTable
+from riskmon.metrics import CountTable, fisher_exact_greater
 from riskmon.records import (
     CURRENT,
     DECISIONS,
@@ -160,9 +160,7 @@ def _performance(model: ModelConfig, table: CountTable, segment: str) -> FigureR
         [k.n_bads[LOW], k.n[LOW] - k.n_bads[LOW]],
         [k.n_bads[ACCEPTED], k.n[ACCEPTED] - k.n_bads[ACCEPTED]],
     ]
-    from scipy.stats import fisher_exact  # scipy.stats costs a second to import: when used
-
-    params["p_value"] = float(fisher_exact(counts, alternative="greater").pvalue)
+    params["p_value"] = fisher_exact_greater(counts)
     return FigureRecord("override_bad_rate", low_rate, PERFORMANCE, segment=segment, params=params)
 
 

@@ -113,6 +113,7 @@ from riskmon.metrics._expected import (
     expected_performance_from_sums,
     poisson_binomial_pmf,
 )
+from riskmon.metrics._fisher import fisher_exact_greater
 from riskmon.metrics._gauc import (
     GeneralisedAUCResult,
     GeneralisedAUCTestResult,
@@ -127,6 +128,7 @@ from riskmon.metrics._lift import (
     lift_table,
     lift_table_from_counts,
 )
+from riskmon.metrics._multiple_testing import benjamini_hochberg
 from riskmon.metrics._pd_sums import PD_SUMS, WEIGHTED_PD_SUMS, PdTable
 from riskmon.metrics._quantile_grid import (
     CCF_QUANTILES,
@@ -232,6 +234,7 @@ __all__ = [
     "average_precision_from_counts",
     "backtest_t_test",
     "backtest_t_test_from_sums",
+    "benjamini_hochberg",
     "binomial_test",
     "bootstrap_ci",
     "break_even_point",
@@ -259,6 +262,7 @@ __all__ = [
     "expected_cost_from_counts",
     "expected_performance",
     "expected_performance_from_sums",
+    "fisher_exact_greater",
     "fit_binning",
     "generalised_auc",
     "generalised_auc_test",
