@@ -11,6 +11,9 @@ import numpy as np
 
 from riskmon.errors import InvalidDataError
 
+#: the largest count read exactly (a double's whole numbers are exact up to 2**53)
+_MAX_COUNT = 2.0**53
+
 
 def fisher_exact_greater(table: Any) -> float:
     """P-value of the one-sided Fisher exact test that the first row's share in the first
@@ -34,8 +37,11 @@ def fisher_exact_greater(table: Any) -> float:
     counts = np.asarray(table, dtype=np.float64)
     if counts.shape != (2, 2):
         raise InvalidDataError(f"Expected a 2×2 table of counts, got shape {counts.shape}")
-    if not np.isfinite(counts).all() or (counts < 0).any():
-        raise InvalidDataError(f"Expected finite counts >= 0, got {counts.tolist()!r}")
+    if not np.isfinite(counts).all() or (counts < 0).any() or (counts > _MAX_COUNT).any():
+        raise InvalidDataError(
+            f"Expected counts from 0 to 2**53 (whole numbers a double holds), "
+            f"got {counts.tolist()!r}"
+        )
     c = counts.astype(np.int64)
     if (c.sum(axis=0) == 0).any() or (c.sum(axis=1) == 0).any():
         return 1.0

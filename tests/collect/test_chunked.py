@@ -4,12 +4,13 @@ result, a result left unread or failing half-way, and a driver that cannot chunk
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
-from sqlalchemy import Connection, Engine, Executable, create_engine, text
+from sqlalchemy import Connection, Engine, Executable, create_engine, event, text
 from sqlalchemy.exc import DBAPIError
 
 from riskmon.collect.chunked import CHUNKED_ROWS, chunk_results
@@ -100,6 +101,105 @@ def test_a_result_left_unread_is_cancelled_and_the_connection_takes_the_next_sta
         connection.rollback()
         assert connection.execute(text("SELECT 2")).scalar() == 2
         assert time.monotonic() - started < 30
+
+
+def _bounded(connection: Connection, action: Callable[[], object]) -> object:
+    """``action()`` on a thread of its own, failing the test if it has not returned within
+    30 s (a connection waiting on a stream left open would wait for good): the connection is
+    then invalidated (closed without a rollback, which would wait too), so that the test's
+    teardown does not wait on it either."""
+    done: list[object] = []
+    failed: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            done.append(action())
+        except BaseException as exc:  # handed to the test below
+            failed.append(exc)
+
+    thread = threading.Thread(target=call, daemon=True)
+    thread.start()
+    thread.join(30.0)
+    if thread.is_alive():
+        connection.invalidate()
+        pytest.fail("the connection was still waiting after 30 s")
+    if failed:
+        raise failed[0]
+    return done[0]
+
+
+def _leave_open(connection: Connection) -> None:
+    """A chunked result of ten million rows, one chunk read, then dropped unclosed: its
+    cursor and its stream hold each other, so dropping it closes nothing until the garbage
+    collector runs (paused by the tests that call this)."""
+    result = connection.execute(_series(10_000_000, **{CHUNKED_ROWS: 1_000}))
+    assert len(result.fetchmany(3)) == 3
+
+
+@pytest.mark.parametrize("then", ["statement", "rollback", "commit", "back_to_the_pool"])
+def test_a_stream_left_open_does_not_hold_the_connection(engine: Engine, then: str) -> None:
+    """psycopg holds a connection while a stream is open on it: a result dropped unread, or an
+    error between a statement and its reading, must not leave the next statement, a commit,
+    a rollback or the pool's reset waiting on it."""
+    gc.disable()
+    try:
+        with engine.connect() as connection:
+            _leave_open(connection)
+            if then == "statement":  # the dropped statement's stream is cancelled first
+                with pytest.raises(DBAPIError, match="transaction is aborted"):
+                    _bounded(connection, lambda: connection.execute(text("SELECT 5")))
+                _bounded(connection, connection.rollback)
+            elif then == "rollback":
+                _bounded(connection, connection.rollback)
+            elif then == "commit":
+                _bounded(connection, connection.commit)
+                _bounded(connection, connection.rollback)  # the cancel may have aborted it
+            else:  # back to the pool, whose reset rolls the connection back
+                _bounded(connection, connection.close)
+                assert engine.pool.checkedin() == 1
+                with engine.connect() as again:  # the pooled connection serves again
+                    assert _bounded(again, lambda: again.execute(text("SELECT 6")).scalar()) == 6
+                return
+            assert _bounded(connection, lambda: connection.execute(text("SELECT 5")).scalar()) == 5
+    finally:
+        gc.enable()
+
+
+def test_an_error_between_a_chunked_statement_and_its_reading_leaves_the_connection_usable(
+    engine: Engine,
+) -> None:
+    """A listener failing after the statement ran (as a signal's exception could arrive
+    there): the result never reaches the caller, whose rollback must still go through."""
+
+    def fail(_conn: object, clause: object, *_: object) -> None:
+        if "generate_series" in str(clause):
+            raise RuntimeError("failed after the statement ran")
+
+    gc.disable()
+    try:
+        with engine.connect() as connection:
+            event.listen(connection, "after_execute", fail)
+            with pytest.raises(RuntimeError, match="after the statement ran"):
+                connection.execute(_series(10_000_000, **{CHUNKED_ROWS: 1_000}))
+            event.remove(connection, "after_execute", fail)
+            _bounded(connection, connection.rollback)
+            assert _bounded(connection, lambda: connection.execute(text("SELECT 7")).scalar()) == 7
+    finally:
+        gc.enable()
+
+
+def test_executemany_leaves_the_next_statement_whole(engine: Engine) -> None:
+    with engine.connect() as connection:
+        raw = connection.connection.driver_connection
+        assert raw is not None
+        cursor = raw.cursor()
+        cursor.execute("CREATE TEMPORARY TABLE t (g integer)")
+        cursor.chunk_rows = 2
+        cursor.executemany("INSERT INTO t VALUES (%s)", [(1,), (2,), (3,)])
+        cursor.execute("SELECT g FROM t WHERE g > 5")  # an empty result, described as whole
+        assert cursor.description is not None
+        assert cursor.fetchall() == []
+        cursor.close()
 
 
 def test_a_statement_failing_after_its_first_chunks_raises_and_the_connection_recovers(
